@@ -1,0 +1,41 @@
+{
+  # The same build as CMakeLists.txt, for node-gyp tooling (`npm run build:gyp`; CI builds both).
+  "variables": {
+    "ort_include": "<!(node scripts/ort-paths.cjs include)",
+    "ort_library": "<!(node scripts/ort-paths.cjs library)"
+  },
+  "targets": [
+    {
+      # libonnxruntime's SONAME is libonnxruntime.so.1: stage it beside the addon under that name.
+      "target_name": "onnxruntime_library",
+      "type": "none",
+      "actions": [
+        {
+          "action_name": "copy_onnxruntime",
+          "inputs": ["<(ort_library)"],
+          "outputs": ["<(PRODUCT_DIR)/libonnxruntime.so.1"],
+          "action": ["cp", "<(ort_library)", "<(PRODUCT_DIR)/libonnxruntime.so.1"]
+        }
+      ]
+    },
+    {
+      "target_name": "matte",
+      "dependencies": ["onnxruntime_library"],
+      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc)"],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!@(pkg-config --cflags-only-I vips-cpp | sed 's/-I//g')",
+        "<(ort_include)"
+      ],
+      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "cflags_cc": ["-std=c++17", "-O2", "<!@(pkg-config --cflags-only-other vips-cpp)"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
+      "cflags!": ["-fno-exceptions"],
+      "libraries": [
+        "<!@(pkg-config --libs vips-cpp)",
+        "<(PRODUCT_DIR)/libonnxruntime.so.1",
+        "-Wl,-rpath,'$$ORIGIN'"
+      ]
+    }
+  ]
+}

@@ -1,0 +1,28 @@
+// CSS colour -> RGBA, through culori (a well-kept CSS Color 4 parser).
+//
+// The spec accepts hex (#RGB, #RGBA, #RRGGBB, #RRGGBBAA), rgb()/rgba(), hsl()/hsla(), hwb() and
+// named colours (including `transparent`). culori parses more than that (lab(), color(), ...);
+// those other forms are refused here so the API stays exactly what docs/api.md promises.
+import { converter, parse } from 'culori';
+
+/** 8-bit sRGB red, green, blue and alpha, each 0..255. */
+export type Rgba = [number, number, number, number];
+
+const toRgb = converter('rgb');
+const ACCEPTED_FORM = /^(#[0-9a-f]+|(rgba?|hsla?|hwb)\(.*\)|[a-z]+)$/i;
+
+const clampByte = (v: number) => Math.min(255, Math.max(0, Math.round(v * 255)));
+
+/** Parses a CSS colour; returns undefined when the string is not one of the accepted forms. */
+export function parseColor(text: string): Rgba | undefined {
+  const trimmed = text.trim();
+  if (!ACCEPTED_FORM.test(trimmed)) return undefined;
+  const parsed = parse(trimmed);
+  if (!parsed) return undefined;
+  const rgb = toRgb(parsed);
+  if (!rgb) return undefined;
+  const alpha = rgb.alpha ?? 1;
+  // Missing (NaN) components, as in `hsl(none ...)`, count as 0 like CSS does.
+  const channel = (v: number) => clampByte(Number.isFinite(v) ? v : 0);
+  return [channel(rgb.r), channel(rgb.g), channel(rgb.b), channel(alpha)];
+}

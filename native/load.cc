@@ -1,0 +1,175 @@
+#include "load.h"
+
+#include "errors.h"
+#include "sniff.h"
+#include "steps/steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+using vips::VError;
+using vips::VImage;
+
+namespace matte {
+
+namespace {
+
+// A blob over the caller's bytes, without a copy: the caller keeps them alive for the job.
+struct Blob {
+  VipsBlob *blob;
+  Blob(const uint8_t *data, size_t size) : blob(vips_blob_new(nullptr, data, size)) {}
+  ~Blob() { vips_area_unref(VIPS_AREA(blob)); }
+};
+
+VImage call_loader(ImageType type, VipsBlob *blob, vips::VOption *options) {
+  switch (type) {
+    case ImageType::Jpeg: return VImage::jpegload_buffer(blob, options);
+    case ImageType::Png: return VImage::pngload_buffer(blob, options);
+    case ImageType::Gif: return VImage::gifload_buffer(blob, options);
+    case ImageType::Webp: return VImage::webpload_buffer(blob, options);
+    case ImageType::Heif: return VImage::heifload_buffer(blob, options);
+    case ImageType::Tiff: return VImage::tiffload_buffer(blob, options);
+  }
+  throw unsupported_image("unknown image type");
+}
+
+bool is_animatable(ImageType type) { return type == ImageType::Gif || type == ImageType::Webp; }
+
+// Frames in the file, read from its own structure (see sniff.h for why not from libvips).
+int frames_in_file(ImageType type, const uint8_t *data, size_t size) {
+  int frames = 1;
+  if (type == ImageType::Gif) frames = gif_frame_count(data, size);
+  if (type == ImageType::Webp) frames = webp_frame_count(data, size);
+  if (frames < 1) throw unsupported_image(std::string("the ") + type_name(type) + " image is truncated or corrupt");
+  return frames;
+}
+
+int exif_orientation(const VImage &image) {
+  if (!image.get_typeof(VIPS_META_ORIENTATION)) return 1;
+  int orientation = image.get_int(VIPS_META_ORIENTATION);
+  return orientation >= 1 && orientation <= 8 ? orientation : 1;
+}
+
+// Largest shrink the decoder may apply so that the result is still at least the size that the
+// first resize will scale to. JPEG shrinks by 1, 2, 4 or 8 in the DCT; WebP scales freely.
+double shrink_on_load(ImageType type, int stored_width, int stored_height, int orientation, const Step &step) {
+  if (type != ImageType::Jpeg && type != ImageType::Webp) return 1;
+  bool swapped = orientation >= 5;
+  int width = swapped ? stored_height : stored_width;
+  int height = swapped ? stored_width : stored_height;
+  ResizeGeometry g = resize_geometry(width, height, step);
+  double factor = std::min(double(width) / g.scaled_width, double(height) / g.scaled_height);
+  if (factor < 2) return 1;
+  if (type == ImageType::Webp) return factor;
+  for (int shrink : {8, 4, 2})
+    if (shrink <= factor) return shrink;
+  return 1;
+}
+
+// 8-bit sRGB with 3 bands, or 4 with alpha. An unusable embedded profile is ignored.
+VImage to_srgb(VImage image) {
+  if (image.get_typeof(VIPS_META_ICC_NAME)) {
+    try {
+      image = image.icc_transform("srgb", VImage::option()->set("embedded", true)->set("depth", 8));
+    } catch (const VError &) {
+      vips_error_clear();
+      image = image.copy();
+      image.remove(VIPS_META_ICC_NAME);
+    }
+  }
+  if (image.interpretation() != VIPS_INTERPRETATION_sRGB || image.format() != VIPS_FORMAT_UCHAR)
+    image = image.colourspace(VIPS_INTERPRETATION_sRGB);
+  if (image.format() != VIPS_FORMAT_UCHAR) image = image.cast(VIPS_FORMAT_UCHAR);
+  if (image.bands() > 4) image = image.extract_band(0, VImage::option()->set("n", 4));
+  if (image.bands() == 2) image = image.colourspace(VIPS_INTERPRETATION_sRGB);
+  return image;
+}
+
+}  // namespace
+
+Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
+  if (size == 0) throw unsupported_image("the input is empty");
+  std::optional<ImageType> sniffed = sniff(data, size);
+  if (!sniffed)
+    throw unsupported_image("the input is not a JPEG, PNG, WebP, GIF, AVIF/HEIF or TIFF image");
+  ImageType type = *sniffed;
+  if (type == ImageType::Tiff && !tiff_data_within_file(data, size))
+    throw unsupported_image("the tiff image is truncated or corrupt: its data lies past the end of the file");
+
+  int file_frames = frames_in_file(type, data, size);
+  bool all_frames = options.all_frames && is_animatable(type) && file_frames > 1;
+  int frames_used = all_frames ? file_frames : 1;
+
+  Blob blob(data, size);
+  VImage header;
+  try {
+    header = call_loader(type, blob.blob, VImage::option()->set("fail_on", VIPS_FAIL_ON_TRUNCATED));
+  } catch (const VError &err) {
+    vips_error_clear();
+    throw unsupported_image(std::string("the ") + type_name(type) + " image cannot be decoded");
+  }
+
+  // Limits, from the header only: nothing has been decoded yet.
+  uint64_t width = uint64_t(header.width());
+  uint64_t frame_height = uint64_t(header.height());
+  if (frames_used > options.limits.max_frames)
+    throw image_too_large("the animation has " + std::to_string(frames_used) + " frames, more than the limit of " +
+                          std::to_string(options.limits.max_frames));
+  if (width * frame_height * uint64_t(frames_used) > options.limits.max_pixels)
+    throw image_too_large("the image has " + std::to_string(width) + "x" + std::to_string(frame_height) +
+                          (frames_used > 1 ? "x" + std::to_string(frames_used) + " frames" : "") +
+                          " pixels, more than the limit of " + std::to_string(options.limits.max_pixels));
+
+  int orientation = exif_orientation(header);
+  double shrink = 1;
+  if (!all_frames && options.first_step && options.first_step->op == Op::Resize)
+    shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step);
+
+  vips::VOption *load_options = VImage::option()
+                                    ->set("fail_on", VIPS_FAIL_ON_TRUNCATED)
+                                    ->set("access", options.sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM);
+  if (all_frames) load_options->set("n", -1);
+  if (shrink > 1 && type == ImageType::Jpeg) load_options->set("shrink", int(shrink));
+  if (shrink > 1 && type == ImageType::Webp) load_options->set("scale", 1.0 / shrink);
+
+  Frames frames;
+  VImage image;
+  try {
+    image = call_loader(type, blob.blob, load_options);
+  } catch (const VError &err) {
+    vips_error_clear();
+    throw unsupported_image(std::string("the ") + type_name(type) + " image cannot be decoded");
+  }
+
+  int page_height = image.height();
+  if (all_frames) {
+    if (image.get_typeof(VIPS_META_PAGE_HEIGHT)) page_height = image.get_int(VIPS_META_PAGE_HEIGHT);
+    if (image.get_typeof("delay")) frames.delays = image.get_array_int("delay");
+    if (image.get_typeof("loop")) frames.loop = image.get_int("loop");
+  }
+  // The logical size is the stored size after orientation, before any shrink-on-load.
+  bool swapped = orientation >= 5;
+  frames.logical_width = swapped ? header.height() : header.width();
+  frames.logical_height = swapped ? header.width() : header.height();
+
+  int count = page_height > 0 ? image.height() / page_height : 0;
+  if (count < 1) throw unsupported_image("the image has no frames");
+  if (count == 1) {
+    frames.images.push_back(image);
+  } else {
+    for (int i = 0; i < count; i++) frames.images.push_back(image.crop(0, i * page_height, image.width(), page_height));
+  }
+  for (auto &frame : frames.images) {
+    if (orientation != 1) frame = frame.autorot();
+    frame = to_srgb(frame);
+  }
+  frames.delays.resize(all_frames ? count : 0, 100);
+  if (orientation == 1 && shrink == 1) {
+    frames.logical_width = frames.width();
+    frames.logical_height = frames.height();
+  }
+  return frames;
+}
+
+}  // namespace matte

@@ -1,0 +1,24 @@
+// Loading: sniff the type, check the limits from the header (and from the file's own structure)
+// before any pixel is decoded, decode with shrink-on-load when the first step is a downscale,
+// apply EXIF orientation, convert to 8-bit sRGB, and split an animation into frames.
+#pragma once
+
+#include "frames.h"
+#include "plan.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace matte {
+
+struct LoadOptions {
+  bool all_frames = false;  // anim requested and the output format can animate
+  bool sequential = false;  // the steps read the image once, top to bottom
+  Limits limits;
+  const Step *first_step = nullptr;  // a resize here allows shrink-on-load
+};
+
+/** `data` must stay alive until the pipeline's output has been encoded. */
+Frames load(const uint8_t *data, size_t size, const LoadOptions &options);
+
+}  // namespace matte

@@ -1,0 +1,53 @@
+// A segmentation model run in-process by ONNX Runtime (its C API, through the header-only C++
+// wrapper that ships with it). One Model is loaded once and shared by every job: ONNX Runtime
+// sessions are safe to run concurrently.
+#pragma once
+
+#include <onnxruntime_cxx_api.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace matte {
+
+/** A models/registry.json entry, as the addon needs it (see lib/models.ts). */
+struct ModelSpec {
+  std::string path;
+  int input_width = 320;
+  int input_height = 320;
+  // x' = (x / divide - mean) / std per channel for x in 0..255; divide 0: the image's max value.
+  double divide = 0;
+  std::array<double, 3> mean{};
+  std::array<double, 3> std{1, 1, 1};
+  std::string output;   // the output holding the matte (the others are never computed into JS)
+  bool minmax = true;   // rescale the output by its own min and max; otherwise clamp to 0..1
+  int threads = 1;      // ONNX Runtime intra-op threads for one run
+};
+
+class Model {
+ public:
+  /** Loads and checks the model; throws matte::Error `model_error`. */
+  explicit Model(const ModelSpec &spec);
+
+  const ModelSpec &spec() const { return spec_; }
+
+  /**
+   * Runs the model on a planar (CHW) float image of the input size and returns the matte,
+   * post-processed to 0..255, input_width x input_height bytes.
+   */
+  std::vector<uint8_t> infer(std::vector<float> &&chw) const;
+
+ private:
+  ModelSpec spec_;
+  std::unique_ptr<Ort::Session> session_;
+  std::string input_name_;
+  bool input_is_half_ = false;
+  bool output_is_half_ = false;
+};
+
+/** The ONNX Runtime version the addon runs with. */
+std::string onnxruntime_version();
+
+}  // namespace matte

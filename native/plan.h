@@ -1,0 +1,65 @@
+// The trusted plan of one job: the validated step list (built by lib/schema.ts, converted by
+// addon.cc) and the output settings. The native side still checks the ranges it relies on.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace matte {
+
+enum class Fit { Contain, Cover, ScaleDown, Crop };
+
+enum class Op {
+  Resize,
+  Rotate,
+  Flip,
+  Blur,
+  Brightness,
+  Contrast,
+  Saturation,
+  Background,
+  RemoveBackground,
+  Trim,
+  TrimTransparent,  // the remove-background endpoint's crop to alpha > 0
+};
+
+struct Step {
+  Op op;
+  int index = 0;  // position in the user's list, for error paths
+
+  // resize: 0 means "not given"
+  int width = 0;
+  int height = 0;
+  Fit fit = Fit::Contain;
+  // rotate: 90, 180 or 270 clockwise
+  int angle = 0;
+  // flip
+  bool horizontal = false;
+  bool vertical = false;
+  // blur radius, brightness, contrast or saturation factor
+  double value = 0;
+  // background colour, 0..255 each
+  std::array<double, 4> rgba{};
+};
+
+enum class Format { Png, Webp, Jpeg, Gif, Avif };
+
+struct Limits {
+  uint64_t max_pixels = 100000000;
+  int max_frames = 1000;
+  int max_matte_frames = 100;
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  Format format = Format::Png;
+  int quality = 80;
+  bool anim = true;
+  Limits limits;
+};
+
+inline bool can_animate(Format f) { return f == Format::Gif || f == Format::Webp; }
+
+}  // namespace matte

@@ -1,0 +1,71 @@
+#include "save.h"
+
+#include <vector>
+
+using vips::VImage;
+
+namespace matte {
+
+namespace {
+
+// One image holding every frame, top to bottom, with the animation metadata the encoders read.
+VImage join_frames(const Frames &frames) {
+  if (frames.count() == 1) {
+    VImage out = frames.images.front().copy();
+    out.remove(VIPS_META_PAGE_HEIGHT);
+    return out;
+  }
+  VImage out = VImage::arrayjoin(frames.images, VImage::option()->set("across", 1)).copy();
+  out.set(VIPS_META_PAGE_HEIGHT, frames.height());
+  out.set("delay", frames.delays);
+  out.set("loop", frames.loop);
+  out.set(VIPS_META_N_PAGES, frames.count());
+  return out;
+}
+
+VImage flatten_on_white(const VImage &image) {
+  if (!image.has_alpha()) return image;
+  return image.flatten(VImage::option()->set("background", std::vector<double>{255, 255, 255}));
+}
+
+void save_png(const VImage &image, void **data, size_t *size) {
+  image.write_to_buffer(".png", data, size, VImage::option()->set("strip", true)->set("compression", 6));
+}
+
+void save_webp(const VImage &image, int quality, void **data, size_t *size) {
+  image.write_to_buffer(".webp", data, size, VImage::option()->set("strip", true)->set("Q", quality));
+}
+
+void save_jpeg(const VImage &image, int quality, void **data, size_t *size) {
+  flatten_on_white(image).write_to_buffer(".jpg", data, size, VImage::option()->set("strip", true)->set("Q", quality));
+}
+
+void save_gif(const VImage &image, void **data, size_t *size) {
+  image.write_to_buffer(".gif", data, size, VImage::option()->set("strip", true));
+}
+
+void save_avif(const VImage &image, void **data, size_t *size) {
+  image.write_to_buffer(".avif", data, size,
+                        VImage::option()->set("strip", true)->set("compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1));
+}
+
+}  // namespace
+
+Encoded save(const Frames &frames, Format format, int quality) {
+  // Formats that cannot animate get the first frame only.
+  Frames used = frames;
+  if (!can_animate(format) && used.count() > 1) used.images.resize(1);
+  VImage image = join_frames(used);
+
+  Encoded out{nullptr, 0, used.width(), used.height(), used.count()};
+  switch (format) {
+    case Format::Png: save_png(image, &out.data, &out.size); break;
+    case Format::Webp: save_webp(image, quality, &out.data, &out.size); break;
+    case Format::Jpeg: save_jpeg(image, quality, &out.data, &out.size); break;
+    case Format::Gif: save_gif(image, &out.data, &out.size); break;
+    case Format::Avif: save_avif(image, &out.data, &out.size); break;
+  }
+  return out;
+}
+
+}  // namespace matte

@@ -1,0 +1,21 @@
+// Encoding: one small function per output format, all writing 8-bit sRGB without metadata.
+#pragma once
+
+#include "frames.h"
+#include "plan.h"
+
+#include <cstddef>
+
+namespace matte {
+
+struct Encoded {
+  void *data;  // g_malloc'ed by libvips; the addon hands it to JS and frees it with g_free
+  size_t size;
+  int width;
+  int height;  // of one frame
+  int frames;
+};
+
+Encoded save(const Frames &frames, Format format, int quality);
+
+}  // namespace matte

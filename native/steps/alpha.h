@@ -1,0 +1,24 @@
+// Helpers shared by the steps that must treat the alpha band apart from the colour bands.
+#pragma once
+
+#include <vips/vips8>
+
+#include <functional>
+
+namespace matte {
+
+/** Applies fn to the colour bands only; alpha, if any, is joined back untouched. */
+inline vips::VImage map_colour(const vips::VImage &in, const std::function<vips::VImage(const vips::VImage &)> &fn) {
+  if (!in.has_alpha()) return fn(in).cast(VIPS_FORMAT_UCHAR);
+  vips::VImage colour = in.extract_band(0, vips::VImage::option()->set("n", in.bands() - 1));
+  vips::VImage alpha = in.extract_band(in.bands() - 1);
+  return fn(colour).cast(VIPS_FORMAT_UCHAR).bandjoin(alpha);
+}
+
+/** Runs a spatial filter on premultiplied colour, so transparent pixels do not bleed in as dark fringes. */
+inline vips::VImage premultiplied(const vips::VImage &in, const std::function<vips::VImage(const vips::VImage &)> &fn) {
+  if (!in.has_alpha()) return fn(in);
+  return fn(in.premultiply()).unpremultiply().cast(VIPS_FORMAT_UCHAR);
+}
+
+}  // namespace matte

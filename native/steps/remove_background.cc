@@ -1,0 +1,57 @@
+// removeBackground: the model's matte becomes the alpha band, at the full resolution of the image
+// at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
+#include "../matte/model.h"
+#include "steps.h"
+
+#include <algorithm>
+
+using vips::VImage;
+
+namespace matte {
+
+// Resizes to exactly width x height (the model's input ignores the aspect ratio).
+static VImage stretch(const VImage &in, int width, int height, VipsKernel kernel) {
+  VImage out = in.resize(double(width) / in.width(),
+                         VImage::option()->set("vscale", double(height) / in.height())->set("kernel", kernel));
+  if (out.width() != width || out.height() != height)
+    out = out.embed(0, 0, width, height, VImage::option()->set("extend", VIPS_EXTEND_COPY))
+              .crop(0, 0, width, height);
+  return out;
+}
+
+// Interleaved 8-bit RGB -> planar float, normalised as the registry says, in one pass.
+static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
+  const size_t pixels = size_t(rgb.width()) * rgb.height();
+  const uint8_t *data = static_cast<const uint8_t *>(rgb.data());
+  double divide = spec.divide;
+  if (divide <= 0) divide = std::max<double>(1, *std::max_element(data, data + pixels * 3));
+  std::array<float, 3> scale, offset;
+  for (int c = 0; c < 3; c++) {
+    scale[c] = float(1.0 / (divide * spec.std[c]));
+    offset[c] = float(-spec.mean[c] / spec.std[c]);
+  }
+  std::vector<float> chw(pixels * 3);
+  for (size_t i = 0; i < pixels; i++)
+    for (int c = 0; c < 3; c++) chw[c * pixels + i] = data[i * 3 + c] * scale[c] + offset[c];
+  return chw;
+}
+
+VImage remove_background(const VImage &in, const Model &model) {
+  VImage rgb = in;
+  if (in.has_alpha()) {
+    if (in.extract_band(in.bands() - 1).min() < 255) return in;
+    rgb = in.extract_band(0, VImage::option()->set("n", 3));
+  }
+  const ModelSpec &spec = model.spec();
+  VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+  std::vector<uint8_t> matte = model.infer(to_planar(small, spec));
+
+  VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                      spec.input_height, 1, VIPS_FORMAT_UCHAR);
+  if (!copied) throw vips::VError();
+  VImage alpha(copied);
+  alpha = stretch(alpha, rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+  return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+}
+
+}  // namespace matte

@@ -1,0 +1,47 @@
+// One function per operation of the spec's table; each takes one frame and returns the new
+// frame, building on libvips' lazy graph (nothing is computed until the encoder pulls pixels),
+// except where a step must measure the image first (trim, removeBackground).
+#pragma once
+
+#include "../plan.h"
+
+#include <vips/vips8>
+
+#include <optional>
+
+namespace matte {
+
+class Model;
+
+/** Scale to scaled_width x scaled_height, then take the centre width x height. */
+struct ResizeGeometry {
+  int scaled_width;
+  int scaled_height;
+  int width;
+  int height;
+};
+
+/** The geometry of a resize step applied to an image of the given size (decisions.md 5). */
+ResizeGeometry resize_geometry(int width, int height, const Step &step);
+
+vips::VImage resize(const vips::VImage &in, const ResizeGeometry &geometry);
+vips::VImage rotate(const vips::VImage &in, const Step &step);
+vips::VImage flip(const vips::VImage &in, const Step &step);
+vips::VImage blur(const vips::VImage &in, const Step &step);
+vips::VImage brightness(const vips::VImage &in, const Step &step);
+vips::VImage contrast(const vips::VImage &in, const Step &step);
+vips::VImage saturation(const vips::VImage &in, const Step &step);
+vips::VImage background(const vips::VImage &in, const Step &step);
+vips::VImage remove_background(const vips::VImage &in, const Model &model);
+
+struct Box {
+  int left, top, width, height;
+};
+
+/** The box inside a uniform border (trim), or nothing when the image is uniform. */
+std::optional<Box> find_trim_box(const vips::VImage &in);
+
+/** The bounding box of pixels with alpha > 0, or nothing when there is no alpha band. */
+std::optional<Box> find_opaque_box(const vips::VImage &in);
+
+}  // namespace matte

@@ -1,0 +1,36 @@
+// brightness, contrast and saturation: per-pixel maps of the colour bands in 8-bit sRGB,
+// clamped to 0..255; alpha is left untouched.
+#include "alpha.h"
+#include "steps.h"
+
+using vips::VImage;
+
+namespace matte {
+
+// The float result is rounded to the nearest integer by the cast (see map_colour), after +0.5.
+static const double kRound = 0.5;
+
+VImage brightness(const VImage &in, const Step &step) {
+  if (step.value == 1) return in;
+  return map_colour(in, [&](const VImage &c) { return c.linear(step.value, kRound); });
+}
+
+VImage contrast(const VImage &in, const Step &step) {
+  if (step.value == 1) return in;
+  // out = (in - 128) * c + 128
+  return map_colour(in, [&](const VImage &c) { return c.linear(step.value, 128 - 128 * step.value + kRound); });
+}
+
+VImage saturation(const VImage &in, const Step &step) {
+  if (step.value == 1) return in;
+  // out = luma + s * (in - luma), with the Rec. 709 luma weights of CSS's saturate() filter.
+  const double s = step.value;
+  const double lr = 0.2126, lg = 0.7152, lb = 0.0722;
+  VImage matrix = VImage::new_matrixv(3, 3,                                                   //
+                                      lr + s * (1 - lr), lg * (1 - s), lb * (1 - s),          //
+                                      lr * (1 - s), lg + s * (1 - lg), lb * (1 - s),          //
+                                      lr * (1 - s), lg * (1 - s), lb + s * (1 - lb));
+  return map_colour(in, [&](const VImage &c) { return c.recomb(matrix).linear(1, kRound); });
+}
+
+}  // namespace matte

@@ -1,0 +1,61 @@
+// trim: finds the box inside a uniform border. The border colour is the top-left pixel's; for an
+// image whose top-left pixel is fully transparent the border is transparency. Threshold 10/255.
+// Also the remove-background endpoint's crop to the bounding box of alpha > 0.
+#include "steps.h"
+
+#include <vector>
+
+using vips::VImage;
+
+namespace matte {
+
+static const double kThreshold = 10;
+
+static std::optional<Box> box_or_nothing(int left, int top, int width, int height) {
+  if (width <= 0 || height <= 0) return std::nullopt;
+  return Box{left, top, width, height};
+}
+
+std::optional<Box> find_trim_box(const VImage &in) {
+  std::vector<double> corner = in.getpoint(0, 0);
+  int top = 0, width = 0, height = 0, left = 0;
+  if (in.has_alpha() && corner.back() == 0) {
+    VImage alpha = in.extract_band(in.bands() - 1);
+    left = alpha.find_trim(&top, &width, &height,
+                           VImage::option()->set("threshold", kThreshold)->set("background", std::vector<double>{0}));
+  } else {
+    // find_trim flattens alpha onto the background it is given; the corner colour is that.
+    std::vector<double> colour(corner.begin(), corner.begin() + 3);
+    left = in.find_trim(&top, &width, &height,
+                        VImage::option()->set("threshold", kThreshold)->set("background", colour));
+  }
+  return box_or_nothing(left, top, width, height);
+}
+
+std::optional<Box> find_opaque_box(const VImage &in) {
+  if (!in.has_alpha()) return std::nullopt;
+  VImage mask = in.extract_band(in.bands() - 1) > 0;
+  // Column and row sums of the mask: the box runs from the first to the last non-zero entry.
+  VImage rows;
+  VImage columns = mask.project(&rows);
+  // First and last index with a non-zero sum, first = -1 when all are zero.
+  auto span = [](const VImage &profile, int *first, int *last) {
+    VImage flat = profile.cast(VIPS_FORMAT_DOUBLE).copy_memory();
+    const double *values = static_cast<const double *>(flat.data());
+    int length = flat.width() * flat.height();
+    *first = -1;
+    for (int i = 0; i < length; i++) {
+      if (values[i] > 0) {
+        if (*first < 0) *first = i;
+        *last = i;
+      }
+    }
+  };
+  int x0, x1 = 0, y0, y1 = 0;
+  span(columns, &x0, &x1);
+  span(rows, &y0, &y1);
+  if (x0 < 0 || y0 < 0) return Box{0, 0, 1, 1};  // nothing opaque: a single transparent pixel
+  return Box{x0, y0, x1 - x0 + 1, y1 - y0 + 1};
+}
+
+}  // namespace matte

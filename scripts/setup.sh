@@ -1,0 +1,52 @@
+#!/bin/sh
+# Installs whatever is missing, in order, and skips what is already done: the system libraries
+# (libvips-dev, a compiler, cmake), npm dependencies, the native build, the TypeScript build and
+# the default model. `npm start` and `npm test` run it first, so a fresh clone needs nothing else.
+set -e
+cd "$(dirname "$0")/.."
+
+say() { printf 'matte setup: %s\n' "$*"; }
+
+# 1. System packages (Debian 12: libvips 8.14).
+missing=""
+pkg-config --exists 'vips-cpp >= 8.14' 2>/dev/null || missing="$missing libvips-dev"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing$missing with apt-get"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    say "missing system packages; run this, then try again:"
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing"
+    exit 1
+  fi
+fi
+
+# 2. npm dependencies, when package-lock.json changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# 3. The native addon, when a source is newer than the build.
+addon=build/Release/matte.node
+if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
+  say "building the native addon"
+  npx --no-install cmake-js compile --out build --log-level error
+  touch "$addon"
+fi
+
+# 4. TypeScript, when a source is newer than the last build.
+stamp=dist/.built
+if [ ! -f "$stamp" ] || [ -n "$(find lib server models test bench tsconfig.json -name '*.ts' -newer "$stamp" -o -name tsconfig.json -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
+  say "compiling TypeScript"
+  npx --no-install tsc -p tsconfig.json
+  touch "$stamp"
+fi
+
+# 5. The default model (checked by sha256; nothing is downloaded when it is already there).
+node dist/models/fetch.js --quiet "${MATTE_MODEL:-u2netp}"
