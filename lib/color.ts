@@ -15,7 +15,8 @@ const clampByte = (v: number) => Math.min(255, Math.max(0, Math.round(v * 255)))
 
 /** Parses a CSS colour; returns undefined when the string is not one of the accepted forms. */
 export function parseColor(text: string): Rgba | undefined {
-  const trimmed = text.trim();
+  // Every accepted form is case-insensitive in CSS; culori's function names are not.
+  const trimmed = text.trim().toLowerCase();
   if (!ACCEPTED_FORM.test(trimmed)) return undefined;
   const parsed = parse(trimmed);
   if (!parsed) return undefined;

@@ -297,6 +297,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   vips_cache_set_max(0);
   // Defence in depth: the loaders are called by name from an allow-list (native/load.cc).
   vips_block_untrusted_set(TRUE);
+  // Decoder warnings (a bad ICC chunk, an nclx profile) are about the input, not the service,
+  // and a hostile input could flood the log with them: drop them.
+  g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, [](const gchar *, GLogLevelFlags, const gchar *, gpointer) {}, nullptr);
   exports.Set("run", Napi::Function::New(env, Run));
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("configure", Napi::Function::New(env, Configure));

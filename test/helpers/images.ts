@@ -2,6 +2,7 @@
 // Pixels are checked through pngjs (pure JS); other formats are first converted to PNG by the
 // addon with no step, whose decoders are libvips' own. sharp is never loaded in a test process:
 // it bundles its own libvips, and two libvips in one process crash.
+import zlib from 'node:zlib';
 import { PNG } from 'pngjs';
 import gifenc from 'gifenc';
 import { addon } from '../../lib/native.js';
@@ -167,4 +168,42 @@ export function makeTiff(width: number, height: number, colour: [number, number,
     else header.writeUInt32LE(value, at + 8);
   });
   return Buffer.concat([header, pixels]);
+}
+
+/** The JPEG with an EXIF APP1 segment holding only the orientation tag (1..8). */
+export function withExifOrientation(jpeg: Buffer, orientation: number): Buffer {
+  const tiff = Buffer.alloc(8 + 2 + 12 + 4);
+  tiff.write('II', 0, 'latin1');
+  tiff.writeUInt16LE(42, 2);
+  tiff.writeUInt32LE(8, 4);
+  tiff.writeUInt16LE(1, 8); // one entry
+  tiff.writeUInt16LE(0x0112, 10); // Orientation
+  tiff.writeUInt16LE(3, 12); // SHORT
+  tiff.writeUInt32LE(1, 14);
+  tiff.writeUInt16LE(orientation, 18);
+  tiff.writeUInt32LE(0, 22); // no next IFD
+  const payload = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+  const segment = Buffer.alloc(4);
+  segment.writeUInt16BE(0xffe1, 0);
+  segment.writeUInt16BE(payload.length + 2, 2);
+  return Buffer.concat([jpeg.subarray(0, 2), segment, payload, jpeg.subarray(2)]);
+}
+
+/** Inserts a PNG chunk right after IHDR (e.g. an iCCP with a broken profile). */
+export function withPngChunk(png: Buffer, type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
+  const ihdrEnd = 8 + 8 + 13 + 4;
+  return Buffer.concat([png.subarray(0, ihdrEnd), head, data, crc, png.subarray(ihdrEnd)]);
+}
+
+/** Mean of each RGBA channel over the image. */
+export function channelMeans(image: Decoded): Rgba {
+  const sums = [0, 0, 0, 0];
+  for (let i = 0; i < image.data.length; i += 4) for (let c = 0; c < 4; c++) sums[c]! += image.data[i + c]!;
+  const n = image.width * image.height;
+  return sums.map((s) => s / n) as Rgba;
 }
