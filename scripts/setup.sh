@@ -32,7 +32,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# 3. The native addon, when a source is newer than the build.
+# 3. The native addon (npm ci builds it through the install script; again when a source changed).
 addon=build/Release/matte.node
 if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
   say "building the native addon"
