@@ -99,13 +99,39 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
   }
 }
 
-// An error raised while pixels are computed comes from a decoder (the input is bad) or from us.
-Error classify(const VError &err) {
+// Whether the input decodes completely on its own, loaded exactly as the job loaded it but with
+// no step: pixels are pulled through a cheap sink (the mean), frame after frame.
+bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
+  try {
+    Frames frames = load(data, size, options);
+    for (const VImage &frame : frames.images) frame.avg();
+    return true;
+  } catch (const VError &) {
+    vips_error_clear();
+    return false;
+  } catch (const Error &) {
+    return false;
+  }
+}
+
+// Whether an error message comes from one of the decoders (libvips prefixes its messages with the
+// loader's domain).
+bool from_decoder(const std::string &message) {
+  static const char *domains[] = {"load",   "VipsJpeg", "vipspng", "spng", "png2vips", "gif",
+                                  "webp",   "heif",     "tiff",    "jpeg", "Premature end"};
+  for (const char *domain : domains)
+    if (message.find(domain) != std::string::npos) return true;
+  return false;
+}
+
+// An error raised while pixels are computed comes from a decoder meeting bad data (the input's
+// fault) or from us. When the message names no decoder, the input is decoded again on its own:
+// only if that succeeds is the failure ours.
+Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOptions &options) {
   std::string message = err.what();
   vips_error_clear();
   std::string first_line = message.substr(0, message.find('\n'));
-  if (message.find("load") != std::string::npos || message.find("Premature end") != std::string::npos ||
-      message.find("read error") != std::string::npos || message.find("truncated") != std::string::npos)
+  if (from_decoder(message) || !decodes(data, size, options))
     return unsupported_image("the image cannot be decoded: " + first_line);
   return Error("internal", "image processing failed: " + first_line);
 }
@@ -124,7 +150,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     for (const Step &step : plan.steps) apply(frames, step, plan, model);
     return save(frames, plan.format, plan.quality);
   } catch (const VError &err) {
-    throw classify(err);
+    throw classify(err, data, size, options);
   }
 }
 
