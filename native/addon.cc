@@ -159,6 +159,22 @@ class Worker : public Napi::AsyncWorker {
   std::string code_, message_, path_;
 };
 
+// Queues the worker that make() builds and returns its promise; an argument error thrown while
+// building it becomes a rejected promise too, so JS always gets a Promise.
+template <typename Make>
+Napi::Value start(Napi::Env env, Make make) {
+  try {
+    Worker *worker = make();
+    Napi::Promise promise = worker->promise();
+    worker->Queue();
+    return promise;
+  } catch (const Error &err) {
+    auto deferred = Napi::Promise::Deferred::New(env);
+    deferred.Reject(to_js_error(env, err.code, err.what(), err.path).Value());
+    return deferred.Promise();
+  }
+}
+
 // ---- run ---------------------------------------------------------------------------------
 
 class RunWorker : public Worker {
@@ -203,20 +219,12 @@ ModelPtr model_from(const Napi::Value &value) {
 }
 
 Napi::Value Run(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  try {
+  return start(info.Env(), [&]() {
     if (!info[0].IsBuffer()) throw Error("internal", "input must be a Buffer");
     if (!info[1].IsObject()) throw Error("internal", "plan must be an object");
-    auto *worker = new RunWorker(env, info[0].As<Napi::Buffer<uint8_t>>(), to_plan(info[1].As<Napi::Object>()),
-                                 model_from(info[2]));
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
-  } catch (const Error &err) {
-    auto deferred = Napi::Promise::Deferred::New(env);
-    deferred.Reject(to_js_error(env, err.code, err.what(), err.path).Value());
-    return deferred.Promise();
-  }
+    return new RunWorker(info.Env(), info[0].As<Napi::Buffer<uint8_t>>(), to_plan(info[1].As<Napi::Object>()),
+                         model_from(info[2]));
+  });
 }
 
 // ---- loadModel ---------------------------------------------------------------------------
@@ -259,18 +267,10 @@ matte::ModelSpec to_model_spec(const Napi::Object &o) {
 }
 
 Napi::Value LoadModel(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  try {
+  return start(info.Env(), [&]() {
     if (!info[0].IsObject()) throw Error("internal", "loadModel needs a spec object");
-    auto *worker = new LoadModelWorker(env, to_model_spec(info[0].As<Napi::Object>()));
-    Napi::Promise promise = worker->promise();
-    worker->Queue();
-    return promise;
-  } catch (const Error &err) {
-    auto deferred = Napi::Promise::Deferred::New(env);
-    deferred.Reject(to_js_error(env, err.code, err.what(), err.path).Value());
-    return deferred.Promise();
-  }
+    return new LoadModelWorker(info.Env(), to_model_spec(info[0].As<Napi::Object>()));
+  });
 }
 
 // ---- configuration and versions -----------------------------------------------------------
