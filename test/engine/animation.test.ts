@@ -25,6 +25,7 @@ test('gif in, gif out: all frames, resized and rotated per frame, delays and loo
   // NETSCAPE2.0 loop count.
   const netscape = out.data.indexOf(Buffer.from('NETSCAPE2.0', 'latin1'));
   assert.ok(netscape > 0, 'loop extension present');
+  assert.is(out.data.readUInt16LE(netscape + 13), 3, 'repeat count 3, as in the input');
   // Frame 0 rotated clockwise: its left (red) half is now the top half.
   const first = await decode(out.data);
   assert.ok(distance(pixel(first, 5, 2), [255, 0, 0, 255]) <= 24, `top ${pixel(first, 5, 2)}`);
@@ -36,6 +37,9 @@ test('gif in, webp out keeps the animation; webp in, gif out too', async () => {
   assert.is(formatOf(webp.data), 'webp');
   assert.is(webp.frames, 4);
   assert.ok(webp.data.includes(Buffer.from('ANMF', 'latin1')), 'animated webp');
+  // WebP counts plays, GIF repeats: 3 repeats are 4 plays. Frame duration: 24-bit LE at ANMF + 20.
+  assert.is(webp.data.readUInt16LE(webp.data.indexOf(Buffer.from('ANIM', 'latin1')) + 12), 4);
+  assert.is(webp.data.readUIntLE(webp.data.indexOf(Buffer.from('ANMF', 'latin1')) + 20, 3), 70);
   const back = await edit(webp.data, [{ resize: { width: 20 } }], { format: 'gif' });
   assert.equal([back.width, back.height, back.frames], [20, 10, 4]);
   assert.is(gifFrames(back.data), 4);
