@@ -121,9 +121,9 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 
 async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits?: Partial<Limits>): Promise<Result> {
   const buffer = await toBuffer(input);
+  const threads = threadsPerJob(); // configures libvips' threads on the first job
   const needsModel = steps.some((s) => s.op === 'removeBackground');
-  const model = needsModel ? await currentModel(threadsPerJob()) : undefined;
-  threadsPerJob();
+  const model = needsModel ? await currentModel(threads) : undefined;
   const plan: NativePlan = {
     steps,
     format,
