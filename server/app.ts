@@ -1,0 +1,170 @@
+// Builds the Koa app from a Config (testable without listening) and starts/stops the HTTP server.
+//
+//   request id + access log -> shutdown marker -> bounded drain of unread bodies -> JSON errors
+//   -> router (image routes: API key -> load shedding -> form -> job limiter) -> 404 / 405
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa, { type Context, type Middleware } from 'koa';
+import { pino, type Logger } from 'pino';
+import { configure } from '../lib/index.js';
+import { defaultPublicUrl, type Config } from './config.js';
+import { errorHandler, HttpError, sendError } from './errors.js';
+import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
+import { editRoute } from './routes/edit.js';
+import { healthRoutes } from './routes/health.js';
+import { openApiRoute } from './routes/openapi.js';
+import { removeBackgroundRoute } from './routes/remove-background.js';
+import { resultsRoute } from './routes/results.js';
+import { ModelState, type Services } from './services.js';
+import { DiskResultStore, type ResultStore } from './store/index.js';
+
+export interface AppOptions {
+  config: Config;
+  logger?: Logger;
+  store?: ResultStore;
+  /**
+   * Replaces the address classifier of the URL guard (a test seam: a test may let one loopback
+   * address stand in for a public host). Unused when config.allowPrivateUrls is set.
+   */
+  isAllowedAddress?: (address: string) => boolean;
+}
+
+export interface MatteApp {
+  app: Koa;
+  services: Services;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, base: { service: 'matte' } });
+}
+
+export function createApp(options: AppOptions): MatteApp {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config);
+  const store =
+    options.store ??
+    new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, onError: (err) => logger.error({ err }, 'result sweep failed') });
+  const threads = () => configure({ concurrency: config.concurrency }).threadsPerJob;
+  const services: Services = {
+    config,
+    store,
+    limiter: new JobLimiter(config.concurrency, config.queueLimit),
+    model: new ModelState(config, threads, logger),
+    logger,
+    fetch: {
+      allowPrivate: config.allowPrivateUrls,
+      timeoutMs: config.urlFetchTimeoutMs,
+      maxBytes: config.maxInputBytes,
+      isAllowed: options.isAllowedAddress,
+    },
+    limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
+    shuttingDown: false,
+  };
+
+  const app = new Koa({ proxy: false });
+  app.on('error', (err) => logger.error({ err }, 'unhandled error'));
+
+  const router = new Router();
+  const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys), shedLoad(services.limiter)];
+  editRoute(router, services, imageGuards);
+  removeBackgroundRoute(router, services, imageGuards);
+  resultsRoute(router, services);
+  healthRoutes(router, services);
+  openApiRoute(router, config);
+
+  app.use(requestContext(logger));
+  app.use(async (ctx, next) => {
+    // During shutdown every response closes its connection, so server.close() can complete.
+    if (services.shuttingDown) ctx.set('Connection', 'close');
+    await next();
+  });
+  app.use(drainUnreadBody({ lingerMs: 5000, maxDrainBytes: config.maxInputBytes + FORM_OVERHEAD_BYTES }));
+  app.use(errorHandler({ modelReady: () => services.model.ready }));
+  app.use(router.routes());
+  app.use(async (ctx: Context) => {
+    // Reached only when no route took the request: a wrong method on a known path, or no such path.
+    const match = router.match(ctx.path, ctx.method);
+    const allowed = [...new Set(match.path.flatMap((layer) => layer.methods))];
+    if (allowed.length === 0) {
+      throw new HttpError(404, 'not_found', `no route ${ctx.method} ${ctx.path}`);
+    }
+    if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allowed.join(', '));
+      ctx.status = 204;
+      return;
+    }
+    const error = new HttpError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`, {
+      headers: { Allow: allowed.join(', ') },
+      closeConnection: true,
+    });
+    sendError(ctx, error);
+  });
+
+  return { app, services };
+}
+
+export interface RunningServer {
+  server: http.Server;
+  /** http://host:port actually bound. */
+  url: string;
+  services: Services;
+  /** Stops accepting, lets running requests finish (up to the shutdown timeout), stops the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the result store, sets the per-job thread counts (lib configure), listens, and loads the
+ * model (readiness follows it; a failed load is logged and retried by the next request needing it).
+ */
+export async function startServer(options: AppOptions): Promise<RunningServer> {
+  const { config } = options;
+  configure({ concurrency: config.concurrency });
+  const { app, services } = createApp(options);
+  await services.store.open();
+
+  const handler = app.callback();
+  const server = http.createServer(handler);
+  // `Expect: 100-continue`: no automatic 100; the form reader sends it only after the API key and
+  // the load check passed, so a refused client never sends its body at all.
+  server.on('checkContinue', (req, res) => {
+    (req as unknown as Record<symbol, unknown>)[EXPECTS_CONTINUE] = true;
+    handler(req, res);
+  });
+  server.requestTimeout = config.requestTimeoutMs + 5000; // a backstop: readForm answers 408 first
+  server.headersTimeout = Math.min(60_000, server.requestTimeout);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const url = defaultPublicUrl(address.address, address.port);
+  if (!config.publicUrlExplicit) config.publicUrl = defaultPublicUrl(config.host, address.port);
+
+  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      services.shuttingDown = true;
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      await services.store.close();
+    })();
+    return closing;
+  };
+  return { server, url, services, close };
+}

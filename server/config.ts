@@ -1,0 +1,215 @@
+// Every setting of the server, read from the environment in one place and validated at start-up.
+// A bad value stops the server with a message that names the variable, the value and what is
+// expected (ConfigError). Nothing else in server/ reads process.env.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const MAX_RESULT_TTL_SECONDS = 86_400;
+export const MIB = 1024 * 1024;
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Absolute base of result URLs, no trailing slash. */
+  publicUrl: string;
+  /** Whether MATTE_PUBLIC_URL was set (else publicUrl follows the port actually bound). */
+  publicUrlExplicit: boolean;
+  /** Accepted API keys (never logged). */
+  apiKeys: string[];
+  /** The key generated because none was configured (printed once at start-up), else undefined. */
+  generatedKey?: string;
+  resultsDir: string;
+  resultTtlSeconds: number;
+  maxInputBytes: number;
+  maxInputPixels: number;
+  maxAnimationFrames: number;
+  maxMatteFrames: number;
+  concurrency: number;
+  queueLimit: number;
+  allowPrivateUrls: boolean;
+  urlFetchTimeoutMs: number;
+  /** Time allowed to receive a whole request body. */
+  requestTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  /** Registry name of the model loaded at start (undefined: MATTE_MODEL's or the registry default). */
+  model?: string;
+  /** Where fetched models are kept (undefined: lib's default, models/cache). */
+  modelsDir?: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** One row of the configuration table (README and docs/api.md show the same facts). */
+export interface Variable {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+export const VARIABLES: Variable[] = [
+  { name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0: any free port)' },
+  { name: 'HOST', default: '127.0.0.1', meaning: 'address to listen on; `0.0.0.0` or `::` for all interfaces' },
+  { name: 'MATTE_PUBLIC_URL', default: 'http://HOST:PORT', meaning: 'base of the `url` of stored results, e.g. `https://img.example.com`' },
+  { name: 'MATTE_API_KEYS', default: '(none)', meaning: 'comma-separated API keys accepted in `X-Api-Key`' },
+  { name: 'MATTE_API_KEYS_FILE', default: '(none)', meaning: 'file with one API key a line (added to MATTE_API_KEYS); with neither, a random key is generated and printed at start-up' },
+  { name: 'MATTE_RESULTS_DIR', default: '$TMPDIR/matte-results', meaning: 'directory of the result store' },
+  { name: 'MATTE_RESULT_TTL_SECONDS', default: '86400', meaning: 'lifetime of a `url` result, 1..86400' },
+  { name: 'MATTE_MAX_INPUT_BYTES', default: '26214400 (25 MiB)', meaning: 'largest upload or fetched URL body' },
+  { name: 'MATTE_MAX_INPUT_PIXELS', default: '100000000', meaning: 'width x height x frames used, checked before decoding' },
+  { name: 'MATTE_MAX_ANIMATION_FRAMES', default: '1000', meaning: 'frames of an animation that may be used' },
+  { name: 'MATTE_MAX_MATTE_FRAMES', default: '100', meaning: 'frames background removal may run on' },
+  { name: 'MATTE_CONCURRENCY', default: 'number of cores', meaning: 'image jobs run at once' },
+  { name: 'MATTE_QUEUE_LIMIT', default: '4 x MATTE_CONCURRENCY', meaning: 'jobs that may wait; beyond it 503 `overloaded`' },
+  { name: 'MATTE_ALLOW_PRIVATE_URLS', default: '0', meaning: '`1` turns the URL-input address guard off (tests, private networks)' },
+  { name: 'MATTE_URL_FETCH_TIMEOUT_SECONDS', default: '10', meaning: 'total time for fetching a URL input, redirects included' },
+  { name: 'MATTE_REQUEST_TIMEOUT_SECONDS', default: '60', meaning: 'time allowed to receive a request body; then 408' },
+  { name: 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', default: '30', meaning: 'on SIGTERM, how long running requests may take before the process exits anyway' },
+  { name: 'MATTE_MODEL', default: 'the registry default (u2netp)', meaning: 'background-removal model loaded at start-up' },
+  { name: 'MATTE_MODELS_DIR', default: 'models/cache', meaning: 'where fetched models are kept' },
+  { name: 'MATTE_LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent' },
+  { name: 'UV_THREADPOOL_SIZE', default: 'max(4, MATTE_CONCURRENCY + 2)', meaning: "libuv's thread pool (image jobs, files, DNS); set by the server when unset" },
+];
+
+type Env = Record<string, string | undefined>;
+
+function present(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const text = present(env, name);
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${name}=${JSON.stringify(text)} is not a whole number (expected ${min}..${max})`);
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}=${text} is out of range (expected ${min}..${max})`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const text = present(env, name);
+  if (text === undefined) return false;
+  const lower = text.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+  throw new ConfigError(`${name}=${JSON.stringify(text)} is not a boolean (expected 1 or 0)`);
+}
+
+function splitKeys(text: string): string[] {
+  return text
+    .split(/[,\n\r]/)
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0 && !k.startsWith('#'));
+}
+
+/** http://HOST:PORT, with `localhost` for an all-interfaces HOST and brackets for IPv6. */
+export function defaultPublicUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Reads and validates the whole configuration. Throws ConfigError with a message naming the
+ * variable for any bad value. `cores` is injectable for tests.
+ */
+export function loadConfig(env: Env = process.env, cores = availableParallelism()): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = present(env, 'HOST') ?? '127.0.0.1';
+
+  let publicUrl = present(env, 'MATTE_PUBLIC_URL');
+  if (publicUrl !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(publicUrl);
+    } catch {
+      throw new ConfigError(`MATTE_PUBLIC_URL=${JSON.stringify(publicUrl)} is not an absolute URL (expected e.g. https://img.example.com)`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError(`MATTE_PUBLIC_URL=${JSON.stringify(publicUrl)} must be an http: or https: URL`);
+    }
+    if (parsed.search || parsed.hash) throw new ConfigError('MATTE_PUBLIC_URL must not have a query or a fragment');
+    publicUrl = parsed.href.replace(/\/+$/, '');
+  }
+
+  const apiKeys: string[] = [];
+  const keysText = present(env, 'MATTE_API_KEYS');
+  if (keysText !== undefined) apiKeys.push(...splitKeys(keysText));
+  const keysFile = present(env, 'MATTE_API_KEYS_FILE');
+  if (keysFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(keysFile, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`MATTE_API_KEYS_FILE=${keysFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+    const fromFile = splitKeys(text);
+    if (fromFile.length === 0) throw new ConfigError(`MATTE_API_KEYS_FILE=${keysFile} holds no key`);
+    apiKeys.push(...fromFile);
+  }
+  for (const key of apiKeys) {
+    if (!/^[\x21-\x7e]+$/.test(key)) throw new ConfigError('an API key holds a space or a non-ASCII character (keys are sent in an HTTP header)');
+  }
+  let generatedKey: string | undefined;
+  if (apiKeys.length === 0) {
+    generatedKey = randomBytes(24).toString('base64url'); // 192 bits
+    apiKeys.push(generatedKey);
+  }
+
+  const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? join(tmpdir(), 'matte-results');
+  const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
+  const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
+  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER);
+  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', 1000, 1, 1_000_000);
+  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', 100, 1, 1_000_000);
+  const concurrency = integer(env, 'MATTE_CONCURRENCY', Math.max(1, cores), 1, 1024);
+  const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
+  const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
+  const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
+  const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
+  const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
+  const model = present(env, 'MATTE_MODEL');
+  const modelsDir = present(env, 'MATTE_MODELS_DIR');
+  const logLevel = (present(env, 'MATTE_LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`MATTE_LOG_LEVEL=${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
+
+  return {
+    port,
+    host,
+    publicUrl: publicUrl ?? defaultPublicUrl(host, port),
+    publicUrlExplicit: publicUrl !== undefined,
+    apiKeys,
+    generatedKey,
+    resultsDir,
+    resultTtlSeconds,
+    maxInputBytes,
+    maxInputPixels,
+    maxAnimationFrames,
+    maxMatteFrames,
+    concurrency,
+    queueLimit,
+    allowPrivateUrls,
+    urlFetchTimeoutMs,
+    requestTimeoutMs,
+    shutdownTimeoutMs,
+    model,
+    modelsDir,
+    logLevel,
+  };
+}
+
+/** The libuv thread pool the server wants: each running job holds one thread, files and DNS need some too. */
+export function wantedThreadPoolSize(config: Pick<Config, 'concurrency'>): number {
+  return Math.max(4, config.concurrency + 2);
+}

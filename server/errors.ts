@@ -1,0 +1,106 @@
+// The error body of decisions.md section 9 and the mapping of library codes to HTTP statuses.
+// Every error, from every route, leaves the server as
+//   {"error": {"code": "...", "message": "...", "path": "..."}}   (path only where there is one)
+// An unexpected error becomes 500 `internal` with no stack and no file paths, only the request id.
+import type { Context, Next } from 'koa';
+import { MatteError } from '../lib/errors.js';
+
+export interface ErrorBody {
+  error: { code: string; message: string; path?: string };
+}
+
+/** An error meant for the client: status, stable code, message and optional path/headers. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly path?: string;
+  readonly headers: Record<string, string>;
+  /** The request body may be unread: answer, then close the connection gracefully. */
+  readonly closeConnection: boolean;
+
+  constructor(status: number, code: string, message: string, options: { path?: string; headers?: Record<string, string>; closeConnection?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HttpError';
+    this.status = status;
+    this.code = code;
+    if (options.path !== undefined) this.path = options.path;
+    this.headers = options.headers ?? {};
+    this.closeConnection = options.closeConnection ?? false;
+  }
+}
+
+/** The status of each library error code (decisions.md section 9). */
+export function statusOfMatteError(err: MatteError, modelReady: boolean): number {
+  switch (err.code) {
+    case 'invalid_operations':
+    case 'invalid_json':
+    case 'invalid_field':
+    case 'invalid_option':
+    case 'invalid_input':
+      return 400;
+    case 'unsupported_image':
+      return 415;
+    case 'image_too_large':
+      return 413;
+    case 'model_error':
+      // The model is missing (not fetched, not loadable): the service is not ready, try later.
+      return modelReady ? 500 : 503;
+    default:
+      return 500;
+  }
+}
+
+/** Converts anything thrown into the HttpError that is sent. */
+export function toHttpError(err: unknown, requestId: string, modelReady: boolean): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof MatteError) {
+    const status = statusOfMatteError(err, modelReady);
+    if (status === 500) return internalError(requestId, err);
+    const headers = status === 503 ? { 'Retry-After': '30' } : undefined;
+    return new HttpError(status, err.code, err.message, { path: err.path, headers, cause: err });
+  }
+  return internalError(requestId, err);
+}
+
+function internalError(requestId: string, cause: unknown): HttpError {
+  return new HttpError(500, 'internal', `internal error; quote request id ${requestId} to the operator`, { cause });
+}
+
+export function errorBody(err: HttpError): ErrorBody {
+  const error: ErrorBody['error'] = { code: err.code, message: err.message };
+  if (err.path !== undefined) error.path = err.path;
+  return { error };
+}
+
+/** Writes an HttpError to the context (used by the error middleware and the 404/405 fallback). */
+export function sendError(ctx: Context, err: HttpError): void {
+  ctx.status = err.status;
+  ctx.state.errorCode = err.code;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.body = errorBody(err); // for HEAD, Koa sends the headers (Content-Length included) only
+  if (err.closeConnection || !ctx.req.complete) ctx.state.closeConnection = true;
+}
+
+/**
+ * Middleware: turns every thrown error into the JSON error body. 5xx causes are logged with the
+ * request id (the body never carries a stack or a path); 4xx are logged at debug level.
+ */
+export function errorHandler(options: { modelReady: () => boolean }) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (err) {
+      const httpError = toHttpError(err, ctx.state.requestId, options.modelReady());
+      if (httpError.status >= 500 && httpError.code !== 'overloaded') {
+        const cause = httpError.cause ?? err;
+        ctx.state.log?.error({ err: cause, code: httpError.code }, 'request failed');
+      }
+      // Headers set before the error (e.g. by a half-done download) must not leak into the error.
+      if (!ctx.headerSent) {
+        const keep = ['x-request-id'];
+        for (const name of Object.keys(ctx.response.headers)) if (!keep.includes(name)) ctx.remove(name);
+        sendError(ctx, httpError);
+      }
+    }
+  };
+}

@@ -1,0 +1,314 @@
+// Where an image comes from: the multipart form (an uploaded `input` file or an `input` URL), and
+// the URL fetcher with its server-side request forgery guard (decisions.md section 3).
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import type { Context } from 'koa';
+import multer from 'multer';
+import { HttpError } from './errors.js';
+import { classifyAddress } from './address-guard.js';
+
+export { classifyAddress, isAllowedAddress, type AddressVerdict } from './address-guard.js';
+
+// ---- the multipart form --------------------------------------------------------------------------
+
+/** Largest text field (operations JSON, a URL, ...). */
+export const MAX_FIELD_BYTES = 64 * 1024;
+/** Text fields and parts a form may hold (the endpoints use at most 6). */
+export const MAX_FIELDS = 16;
+/** What a form may add to the upload limit: the text fields and the part headers. */
+export const FORM_OVERHEAD_BYTES = 1024 * 1024;
+
+/** Marks requests that came with `Expect: 100-continue` (set by the server's checkContinue). */
+export const EXPECTS_CONTINUE = Symbol('matte.expectsContinue');
+
+export interface Form {
+  /** Text fields, each given once. */
+  fields: Record<string, string>;
+  /** The uploaded `input` file, if any. */
+  file?: Buffer;
+}
+
+export interface FormOptions {
+  /** Field names the endpoint accepts (text or, for `input`, file). */
+  allowed: readonly string[];
+  maxInputBytes: number;
+  /** Time allowed to receive the whole body. */
+  timeoutMs: number;
+}
+
+const formError = (message: string, options: { path?: string } = {}) =>
+  new HttpError(400, 'invalid_multipart', message, { ...options, closeConnection: true });
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError(413, 'input_too_large', `the upload is larger than the limit of ${limit} bytes`, { closeConnection: true });
+}
+
+function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
+  if (err instanceof HttpError) return err;
+  const e = err as { name?: string; code?: string; field?: string; message?: string };
+  if (e?.name === 'MulterError') {
+    switch (e.code) {
+      case 'LIMIT_FILE_SIZE':
+        return tooLarge(maxInputBytes);
+      case 'LIMIT_FILE_COUNT':
+        return new HttpError(400, 'invalid_field', 'only one file may be uploaded, as input', { path: 'input', closeConnection: true });
+      case 'LIMIT_FIELD_COUNT':
+      case 'LIMIT_PART_COUNT':
+        return new HttpError(400, 'invalid_field', `the form has more than ${MAX_FIELDS} fields`, { closeConnection: true });
+      case 'LIMIT_FIELD_VALUE':
+        return new HttpError(400, 'invalid_field', `${e.field ?? 'a field'} is longer than ${MAX_FIELD_BYTES} bytes`, { path: e.field, closeConnection: true });
+      case 'LIMIT_FIELD_KEY':
+        return new HttpError(400, 'invalid_field', 'a field name is too long', { closeConnection: true });
+      default:
+        return formError(`malformed multipart body: ${e.message ?? e.code}`);
+    }
+  }
+  return formError(`malformed multipart body: ${e?.message ?? 'cannot be parsed'}`);
+}
+
+/**
+ * Reads the multipart form of an image request into memory, within limits: the upload at most
+ * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` (any other
+ * file part is refused as soon as its header arrives), and the whole body within `timeoutMs`
+ * (408 request_timeout). Unknown and repeated fields are refused (400).
+ */
+export async function readForm(ctx: Context, options: FormOptions): Promise<Form> {
+  const req = ctx.req;
+  if (!ctx.is('multipart/form-data')) {
+    throw formError('the body must be multipart/form-data (a form with an input field)');
+  }
+  const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES;
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > totalLimit) throw tooLarge(options.maxInputBytes);
+
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: {
+      fileSize: options.maxInputBytes,
+      files: 1,
+      fields: MAX_FIELDS,
+      parts: MAX_FIELDS + 1,
+      fieldSize: MAX_FIELD_BYTES,
+      fieldNameSize: 100,
+      headerPairs: 20,
+    },
+    fileFilter: (_req, file, cb) => {
+      if (file.fieldname === 'input') cb(null, true);
+      else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file`, { path: file.fieldname, closeConnection: true }));
+      else cb(unknownField(file.fieldname, options.allowed));
+    },
+  }).any();
+
+  if ((req as unknown as Record<symbol, unknown>)[EXPECTS_CONTINUE] && !ctx.res.headersSent) ctx.res.writeContinue();
+
+  const parsed = await new Promise<{ body: Record<string, unknown>; files: multer.File[] }>((resolve, reject) => {
+    let received = 0;
+    let settled = false;
+    const finish = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.off('data', count);
+      req.off('close', onClose);
+      if (err) {
+        // Stop parsing what is left; the response is sent and the rest drained (see lingering.ts).
+        req.unpipe();
+        reject(err);
+      } else {
+        const r = req as unknown as { body?: Record<string, unknown>; files?: multer.File[] };
+        resolve({ body: r.body ?? {}, files: r.files ?? [] });
+      }
+    };
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > totalLimit) finish(tooLarge(options.maxInputBytes));
+    };
+    const onClose = () => {
+      if (!req.complete) finish(new HttpError(400, 'client_closed', 'the client closed the connection before the body was sent'));
+    };
+    const timer = setTimeout(
+      () => finish(new HttpError(408, 'request_timeout', `the request body was not received within ${Math.round(options.timeoutMs / 1000)} s`, { closeConnection: true })),
+      options.timeoutMs,
+    );
+    req.on('data', count);
+    req.on('close', onClose);
+    upload(req as any, ctx.res as any, (err?: unknown) => finish(err ? multerToHttp(err, options.maxInputBytes) : undefined));
+  });
+
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(parsed.body)) {
+    if (!options.allowed.includes(name)) throw unknownField(name, options.allowed);
+    if (Array.isArray(value)) throw new HttpError(400, 'invalid_field', `${name} is given more than once`, { path: name });
+    if (typeof value !== 'string') throw new HttpError(400, 'invalid_field', `${name} must be a single text value`, { path: name });
+    fields[name] = value;
+  }
+  const file = parsed.files[0];
+  if (file && fields.input !== undefined) {
+    throw new HttpError(400, 'invalid_field', 'input is given both as a file and as a URL; send one', { path: 'input' });
+  }
+  return file ? { fields, file: file.buffer } : { fields };
+}
+
+function unknownField(name: string, allowed: readonly string[]): HttpError {
+  return new HttpError(400, 'unknown_field', `unknown field "${name}" (this endpoint takes ${allowed.join(', ')})`, { path: name, closeConnection: true });
+}
+
+// ---- the URL fetcher -------------------------------------------------------------------------------
+
+export const MAX_REDIRECTS = 3;
+
+export interface FetchOptions {
+  /** Skip the address check (MATTE_ALLOW_PRIVATE_URLS=1). */
+  allowPrivate: boolean;
+  /** Total time, redirects included. */
+  timeoutMs: number;
+  maxBytes: number;
+  /** Decides whether an address may be connected to; default: classifyAddress(a).allowed. */
+  isAllowed?: (address: string) => boolean;
+}
+
+const fetchFailed = (message: string, cause?: unknown) => new HttpError(422, 'input_url_fetch_failed', message, { path: 'input', cause });
+
+/** Parses the `input` text field: an absolute http: or https: URL (400 otherwise). */
+export function parseInputUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new HttpError(400, 'invalid_field', 'input must be an uploaded file or an absolute http: or https: URL', { path: 'input' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new HttpError(400, 'invalid_field', `input URL must be http: or https:, not ${url.protocol}`, { path: 'input' });
+  }
+  return url;
+}
+
+interface Target {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves the URL's host and checks every address; returns the one to connect to. */
+async function resolveTarget(url: URL, options: FetchOptions): Promise<Target> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  let addresses: Array<{ address: string; family: number }>;
+  const literal = isIP(host);
+  if (literal) {
+    addresses = [{ address: host, family: literal }];
+  } else {
+    try {
+      addresses = await dnsLookup(host, { all: true, verbatim: true });
+    } catch (err) {
+      throw fetchFailed(`cannot resolve the host of the input URL (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
+    }
+    if (addresses.length === 0) throw fetchFailed('the host of the input URL has no address');
+  }
+  if (!options.allowPrivate) {
+    const isAllowed = options.isAllowed ?? ((a: string) => classifyAddress(a).allowed);
+    for (const { address } of addresses) {
+      if (!isAllowed(address)) {
+        const range = classifyAddress(address).range;
+        throw new HttpError(400, 'input_url_forbidden', `the input URL's host resolves to a non-public address (${range}); only public addresses are fetched`, { path: 'input' });
+      }
+    }
+  }
+  const first = addresses[0]!;
+  return { address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/** A lookup that answers with the address that was checked: no second DNS query (rebinding). */
+function pinnedLookup(target: Target): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  }) as unknown as LookupFunction;
+}
+
+function request(url: URL, target: Target, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request(url, {
+      method: 'GET',
+      agent: false,
+      lookup: pinnedLookup(target),
+      signal,
+      headers: { 'user-agent': 'matte/0.1 (+image fetch)', accept: 'image/*' },
+    });
+    req.on('response', resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    res.destroy();
+    throw new HttpError(413, 'input_too_large', `the input URL's body is larger than the limit of ${maxBytes} bytes`, { path: 'input' });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      res.destroy();
+      throw new HttpError(413, 'input_too_large', `the input URL's body is larger than the limit of ${maxBytes} bytes`, { path: 'input' });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Fetches an input URL: every hop's host resolved and every address checked (400
+ * input_url_forbidden), the connection made to the checked address, at most 3 redirects, the whole
+ * fetch within `timeoutMs`, the body capped at `maxBytes` while it streams (413). Unreachable,
+ * timed out, non-2xx or too many redirects: 422 input_url_fetch_failed.
+ */
+export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<Buffer> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  let url = input;
+  try {
+    for (let hop = 0; ; hop++) {
+      const target = await resolveTarget(url, options);
+      if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`);
+      let res: IncomingMessage;
+      try {
+        res = await request(url, target, controller.signal);
+      } catch (err) {
+        if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);
+        throw fetchFailed(`cannot fetch the input URL (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+      }
+      const status = res.statusCode ?? 0;
+      if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
+        res.resume();
+        if (hop >= MAX_REDIRECTS) throw fetchFailed(`the input URL redirects more than ${MAX_REDIRECTS} times`);
+        let next: URL;
+        try {
+          next = new URL(res.headers.location, url);
+        } catch {
+          throw fetchFailed('the input URL redirects to an invalid location');
+        }
+        if (next.protocol !== 'http:' && next.protocol !== 'https:') throw fetchFailed(`the input URL redirects to a ${next.protocol} URL`);
+        url = next;
+        continue;
+      }
+      if (status < 200 || status > 299) {
+        res.resume();
+        throw fetchFailed(`the input URL answered with HTTP status ${status}`);
+      }
+      try {
+        return await readCapped(res, options.maxBytes);
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);
+        throw fetchFailed(`the input URL's body could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

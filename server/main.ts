@@ -1,0 +1,73 @@
+// `node dist/server/main.js` (npm start): reads the environment, starts the server, prints its URL
+// (and the generated API key when none is configured), and shuts down gracefully on SIGTERM/SIGINT:
+// stop accepting, finish what is running, exit.
+import { spawn } from 'node:child_process';
+import { ConfigError, loadConfig, wantedThreadPoolSize, type Config } from './config.js';
+
+function fail(message: string): never {
+  process.stderr.write(`matte: ${message}\n`);
+  process.exit(1);
+}
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
+  throw err;
+}
+
+// Every running job holds one thread of libuv's pool (the addon's AsyncWorker); files and DNS need
+// the pool too. Its size is read when the pool first starts, which in an ES module is before this
+// line runs, so when it is unset and too small the server runs itself again with it set.
+const wanted = wantedThreadPoolSize(config);
+if (process.env.UV_THREADPOOL_SIZE === undefined && wanted > 4) {
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, UV_THREADPOOL_SIZE: String(wanted) },
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+} else {
+  await run(config);
+}
+
+async function run(config: Config): Promise<void> {
+  const { startServer, createLogger } = await import('./app.js');
+  const logger = createLogger(config);
+  const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  if (pool < wanted) logger.warn({ UV_THREADPOOL_SIZE: pool, wanted }, 'UV_THREADPOOL_SIZE is smaller than MATTE_CONCURRENCY + 2: file and DNS work may wait behind image jobs');
+
+  let running: Awaited<ReturnType<typeof startServer>>;
+  try {
+    running = await startServer({ config, logger });
+  } catch (err) {
+    fail(`cannot start: ${(err as Error).message}`);
+  }
+  logger.info({ url: running.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsDir: config.resultsDir }, 'listening');
+  process.stdout.write(`matte: listening on ${running.url}\n`);
+  if (config.generatedKey) {
+    // Printed once, here only (never logged): no key was configured, so one was made for this run.
+    process.stdout.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing running requests');
+    running.close().then(
+      () => {
+        logger.info('stopped');
+        logger.flush?.();
+        process.exit(0);
+      },
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,201 @@
+// Small Koa middleware of the server: request id, access log, early-refusal draining, API-key
+// auth, and the job limiter (capacity and queue, decisions.md section 10).
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from 'pino';
+import { HttpError } from './errors.js';
+
+// ---- request id and access log ------------------------------------------------------------------
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * Gives every request an id (a well-formed incoming X-Request-Id is kept, so a proxy's id carries
+ * through), sets X-Request-Id on every response, and logs one line per request when it is done:
+ * id, method, path, status, bytes and milliseconds. Headers (and so API keys) are never logged.
+ */
+export function requestContext(logger: Logger) {
+  return async (ctx: Context, next: Next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ reqId: requestId });
+    ctx.set('X-Request-Id', requestId);
+    ctx.res.once('close', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const aborted = !ctx.res.writableFinished;
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length, ...(aborted ? { aborted: true } : {}), ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}) },
+        'request',
+      );
+    });
+    await next();
+  };
+}
+
+// ---- early refusals: answer, then drain gracefully ---------------------------------------------------
+
+export interface LingerOptions {
+  /** How long an unread request body is drained after the response before the socket is closed. */
+  lingerMs: number;
+  /** How many bytes are drained at most. */
+  maxDrainBytes: number;
+}
+
+/**
+ * A request refused before its body was read (401, 413, 400 on a bad form, 503) still gets its
+ * full response: Node then reads and discards the rest of the body (keep-alive), which lets the
+ * client see the status instead of a connection reset. This bounds that drain: once the response
+ * is sent, the socket is closed after `lingerMs` or `maxDrainBytes`, whichever comes first. The
+ * body is never buffered.
+ */
+export function drainUnreadBody(options: LingerOptions) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } finally {
+      const req = ctx.req;
+      if (!req.complete) {
+        ctx.res.once('finish', () => {
+          if (req.complete || req.destroyed) return;
+          req.unpipe();
+          let drained = 0;
+          const socket = req.socket;
+          const stop = () => {
+            clearTimeout(timer);
+            req.off('data', onData);
+            if (!req.complete) socket.destroy();
+          };
+          const onData = (chunk: Buffer) => {
+            drained += chunk.length;
+            if (drained > options.maxDrainBytes) stop();
+          };
+          const timer = setTimeout(stop, options.lingerMs);
+          timer.unref();
+          req.on('data', onData);
+          req.once('end', () => {
+            clearTimeout(timer);
+            req.off('data', onData);
+          });
+          req.resume();
+        });
+      }
+    }
+  };
+}
+
+// ---- API keys ----------------------------------------------------------------------------------------
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/**
+ * X-Api-Key checked in constant time: both sides hashed to 32 bytes, compared with
+ * crypto.timingSafeEqual, every configured key compared every time. Runs before the body is read.
+ */
+export function apiKeyAuth(keys: readonly string[]) {
+  const digests = keys.map(digest);
+  return async (ctx: Context, next: Next) => {
+    const given = ctx.get('X-Api-Key');
+    const candidate = digest(given);
+    let ok = false;
+    for (const d of digests) ok = timingSafeEqual(candidate, d) || ok;
+    if (!given || !ok) {
+      throw new HttpError(401, 'unauthorized', given ? 'the API key in X-Api-Key is not valid' : 'send your API key in the X-Api-Key header', {
+        headers: { 'WWW-Authenticate': 'X-Api-Key' },
+        closeConnection: true,
+      });
+    }
+    await next();
+  };
+}
+
+// ---- capacity --------------------------------------------------------------------------------------
+
+/** Seconds a refused client is asked to wait. */
+export const RETRY_AFTER_SECONDS = 2;
+
+export function overloaded(): HttpError {
+  return new HttpError(503, 'overloaded', 'the server is busy; retry later', {
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    closeConnection: true,
+  });
+}
+
+/**
+ * At most `concurrency` jobs at once; up to `queueLimit` more wait in order; beyond that, acquire()
+ * throws 503 overloaded. A waiter whose request goes away leaves the queue.
+ */
+export class JobLimiter {
+  private running = 0;
+  private readonly waiting: Array<{ grant: () => void }> = [];
+
+  constructor(
+    readonly concurrency: number,
+    readonly queueLimit: number,
+  ) {}
+
+  get stats(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length };
+  }
+
+  /** Whether a new job would be refused now. */
+  full(): boolean {
+    return this.running >= this.concurrency && this.waiting.length >= this.queueLimit;
+  }
+
+  /** Waits for a slot; resolves to its release function. */
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    if (this.running < this.concurrency) {
+      this.running++;
+      return Promise.resolve(this.releaser());
+    }
+    if (this.waiting.length >= this.queueLimit) return Promise.reject(overloaded());
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.releaser());
+        },
+      };
+      const onAbort = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(new HttpError(400, 'client_closed', 'the client went away while the job was queued'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next.grant(); // the slot passes straight to the next waiter
+      else this.running--;
+    };
+  }
+
+  /** Runs `job` in a slot. */
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const release = await this.acquire(signal);
+    try {
+      return await job();
+    } finally {
+      release();
+    }
+  }
+}
+
+/** Refuses a request before its body is read when the queue is already full. */
+export function shedLoad(limiter: JobLimiter) {
+  return async (_ctx: Context, next: Next) => {
+    if (limiter.full()) throw overloaded();
+    await next();
+  };
+}

@@ -1,0 +1,37 @@
+// POST /images/edit (service-spec 4.1): an ordered list of 1..20 operations on one image.
+import type Router from '@koa/router';
+import {
+  DEFAULT_QUALITY,
+  editSteps,
+  OUTPUT_FORMATS,
+  parseBooleanField,
+  parseEnumField,
+  parseOperationsJson,
+  parseQualityField,
+} from '../../lib/index.js';
+import { HttpError } from '../errors.js';
+import type { Services } from '../services.js';
+import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
+import type { Middleware } from 'koa';
+
+export const EDIT_FIELDS = ['input', 'operations', 'output', 'format', 'quality', 'anim'] as const;
+
+export function editRoute(router: Router, services: Services, guards: Middleware[]): void {
+  router.post('/images/edit', ...guards, async (ctx) => {
+    const form = await readImageForm(ctx, services, EDIT_FIELDS);
+    const { fields } = form;
+    // Every field is validated before the input is fetched or any pixel is touched.
+    const output = outputField(form);
+    const format = fields.format === undefined ? 'png' : parseEnumField('format', OUTPUT_FORMATS, fields.format);
+    const quality = fields.quality === undefined ? DEFAULT_QUALITY : parseQualityField(fields.quality);
+    const anim = fields.anim === undefined ? true : parseBooleanField('anim', fields.anim);
+    if (fields.operations === undefined) {
+      throw new HttpError(400, 'invalid_operations', 'operations is required: a JSON array of 1 to 20 operations', { path: 'operations' });
+    }
+    const steps = parseOperationsJson(fields.operations);
+    const input = await inputBytes(form, services);
+    if (steps.some((s) => s.op === 'removeBackground')) await services.model.ensure();
+    const result = await runJob(ctx, services, () => editSteps(input, steps, { format, quality, anim, limits: services.limits }));
+    await sendResult(ctx, services, result, output);
+  });
+}

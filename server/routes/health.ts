@@ -1,0 +1,23 @@
+// GET /healthz (liveness) and GET /readyz (readiness: the model is loaded, the result store is
+// writable, and the server is not shutting down).
+import type Router from '@koa/router';
+import { HttpError } from '../errors.js';
+import type { Services } from '../services.js';
+
+export function healthRoutes(router: Router, services: Services): void {
+  router.get('/healthz', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: 'ok' };
+  });
+
+  router.get('/readyz', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const problems: string[] = [];
+    if (services.shuttingDown) problems.push('the server is shutting down');
+    if (!services.model.ready) problems.push(services.model.lastError ? 'the model could not be loaded (see the server log)' : 'the model is loading');
+    if (!(await services.store.writable())) problems.push('the result store is not writable');
+    if (problems.length) throw new HttpError(503, 'not_ready', problems.join('; '), { headers: { 'Retry-After': '5' } });
+    const { running, waiting } = services.limiter.stats;
+    ctx.body = { status: 'ready', model: services.model.name, jobs: { running, waiting } };
+  });
+}

@@ -1,0 +1,56 @@
+// What both image endpoints share: the optional form fields, the input (upload or URL), running
+// the job in the limiter, and answering in `raw` or `url` mode.
+import type { Context } from 'koa';
+import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result } from '../../lib/index.js';
+import { HttpError } from '../errors.js';
+import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
+import type { Services } from '../services.js';
+
+export async function readImageForm(ctx: Context, services: Services, allowed: readonly string[]): Promise<Form> {
+  return readForm(ctx, { allowed, maxInputBytes: services.config.maxInputBytes, timeoutMs: services.config.requestTimeoutMs });
+}
+
+export function outputField(form: Form): OutputMode {
+  const text = form.fields.output;
+  return text === undefined ? 'url' : parseEnumField('output', OUTPUT_MODES, text);
+}
+
+/** The input image's bytes: the uploaded file, or the fetched URL (checked before anything else). */
+export async function inputBytes(form: Form, services: Services): Promise<Buffer> {
+  if (form.file) return form.file;
+  const text = form.fields.input;
+  if (text === undefined || text.trim() === '') {
+    throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
+  }
+  return fetchInputUrl(parseInputUrl(text), services.fetch);
+}
+
+/** An AbortSignal that fires when the client goes away before the response is sent. */
+export function clientGone(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue). */
+export function runJob(ctx: Context, services: Services, job: () => Promise<Result>): Promise<Result> {
+  return services.limiter.run(job, clientGone(ctx));
+}
+
+export async function sendResult(ctx: Context, services: Services, result: Result, output: OutputMode): Promise<void> {
+  if (output === 'raw') {
+    ctx.status = 200;
+    ctx.type = result.mediaType;
+    ctx.set('X-Image-Width', String(result.width));
+    ctx.set('X-Image-Height', String(result.height));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = result.data;
+    return;
+  }
+  const stored = await services.store.put(result.data, { ext: result.format, mediaType: result.mediaType });
+  ctx.status = 200;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { id: stored.id, url: `${services.config.publicUrl}/images/results/${stored.id}.${stored.ext}` };
+}

@@ -1,0 +1,203 @@
+// GET /openapi.json: an OpenAPI 3.1 description of every route, with the operation schema
+// generated from lib/schema.ts by zod's toJSONSchema (the same schema the server validates with).
+// Refinements JSON Schema cannot derive from zod (blur's range, the >= 0 multipliers, "width and/or
+// height") are added here from the same constants.
+import type Router from '@koa/router';
+import { z } from 'zod';
+import {
+  DEFAULT_QUALITY,
+  FIT_MODES,
+  MATTE_FORMATS,
+  MAX_BLUR,
+  MAX_OPERATIONS,
+  OUTPUT_FORMATS,
+  OUTPUT_MODES,
+  operationsSchema,
+  operationValueSchemas,
+  versions,
+} from '../../lib/index.js';
+import type { Config } from '../config.js';
+import { MAX_FIELD_BYTES } from '../input.js';
+
+type Json = Record<string, unknown>;
+
+function operationsJsonSchema(): Json {
+  const schema = z.toJSONSchema(operationsSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+    override: (ctx) => {
+      const s = ctx.zodSchema as unknown;
+      const json = ctx.jsonSchema as Json;
+      if (s === operationValueSchemas.blur) Object.assign(json, { minimum: 0, maximum: MAX_BLUR, description: 'Gaussian blur radius (sigma = radius / 2); 0 is no blur' });
+      if (s === operationValueSchemas.brightness) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 black' });
+      if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, description: 'multiplier around mid-grey; 1 is unchanged' });
+      if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 grey' });
+      if (s === operationValueSchemas.background) Object.assign(json, { description: 'CSS colour: #RGB, #RGBA, #RRGGBB, #RRGGBBAA, rgb(), rgba(), hsl(), hsla(), hwb() or a name' });
+      if (s === operationValueSchemas.resize) {
+        Object.assign(json, {
+          anyOf: [{ required: ['width'] }, { required: ['height'] }],
+          description: `width and/or height (1..10000); fit (${FIT_MODES.join(', ')}) defaults to contain`,
+        });
+      }
+    },
+  }) as Json;
+  delete schema.$schema;
+  schema.description = `1 to ${MAX_OPERATIONS} operations, each an object with exactly one key, applied in order; removeBackground at most once`;
+  return schema;
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+const imageResponses = {
+  '200': {
+    description: '`output=url`: the stored result; `output=raw`: the image itself',
+    headers: {
+      'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+      'X-Image-Width': { description: 'raw only: width of the image', schema: { type: 'integer' } },
+      'X-Image-Height': { description: 'raw only: height of one frame', schema: { type: 'integer' } },
+    },
+    content: {
+      'application/json': { schema: { $ref: '#/components/schemas/StoredResult' } },
+      ...Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string', contentMediaType: `image/${f}` } }])),
+    },
+  },
+  '400': errorResponse('invalid_field, unknown_field, invalid_operations, invalid_json, invalid_multipart, input_missing, input_url_forbidden'),
+  '401': errorResponse('unauthorized: missing or wrong X-Api-Key'),
+  '408': errorResponse('request_timeout: the body was not received in time'),
+  '413': errorResponse('input_too_large (upload or fetched body), image_too_large (pixels or frames)'),
+  '415': errorResponse('unsupported_image'),
+  '422': errorResponse('input_url_fetch_failed'),
+  '500': errorResponse('internal'),
+  '503': errorResponse('overloaded (with Retry-After), or model_error while the model is not loaded'),
+};
+
+const inputField = {
+  description: 'the image file (JPEG, PNG, WebP, GIF, AVIF/HEIF, TIFF), or an absolute http(s) URL of one',
+  oneOf: [{ type: 'string', contentMediaType: 'application/octet-stream' }, { type: 'string', format: 'uri', maxLength: MAX_FIELD_BYTES }],
+};
+const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
+
+export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'>): Json {
+  const security = [{ ApiKey: [] }];
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'matte',
+      version: versions().matte,
+      description: 'Image editing and AI background removal. Every error is {"error": {"code", "message", "path?"}}; every response carries X-Request-Id.',
+    },
+    servers: [{ url: config.publicUrl }],
+    paths: {
+      '/images/edit': {
+        post: {
+          summary: 'Apply an ordered list of operations to one image',
+          security,
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['input', 'operations'],
+                  properties: {
+                    input: inputField,
+                    operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
+                    output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
+                    format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
+                    quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
+                    anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
+                  },
+                },
+              },
+            },
+          },
+          responses: imageResponses,
+        },
+      },
+      '/images/remove-background': {
+        post: {
+          summary: 'Remove the background of one image',
+          security,
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['input'],
+                  properties: {
+                    input: inputField,
+                    output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
+                    format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
+                    trim: booleanField('crop to the bounding box of the pixels with alpha > 0', false),
+                  },
+                },
+              },
+            },
+          },
+          responses: imageResponses,
+        },
+      },
+      '/images/results/{file}': {
+        parameters: [{ name: 'file', in: 'path', required: true, description: '{id}.{ext} as in the url of a stored result', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.[a-z]+$' } }],
+        get: {
+          summary: `Download a stored result (for ${config.resultTtlSeconds} s after it was made); no API key, the id is the capability`,
+          parameters: [{ name: 'Range', in: 'header', required: false, schema: { type: 'string' }, description: 'one byte range, e.g. bytes=0-99' }],
+          responses: {
+            '200': { description: 'the image', headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } } }, content: Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string' } }])) },
+            '206': { description: 'the requested byte range' },
+            '304': { description: 'not modified (If-None-Match)' },
+            '404': errorResponse('not_found: unknown or expired'),
+            '416': errorResponse('range_not_satisfiable'),
+          },
+        },
+        head: { summary: 'Headers of a stored result', responses: { '200': { description: 'as GET, without the body' }, '404': { description: 'unknown or expired' } } },
+      },
+      '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } } },
+      '/readyz': {
+        get: {
+          summary: 'Readiness: the model is loaded and the result store writable',
+          responses: { '200': { description: 'ready' }, '503': errorResponse('not_ready') },
+        },
+      },
+      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+    components: {
+      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      headers: { RequestId: { description: 'the id of this request in the server log', schema: { type: 'string' } } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string' }, message: { type: 'string' }, path: { type: 'string', description: 'the offending field or value, e.g. operations[2].blur' } },
+            },
+          },
+        },
+        StoredResult: {
+          type: 'object',
+          required: ['id', 'url'],
+          additionalProperties: false,
+          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' }, url: { type: 'string', format: 'uri' } },
+        },
+      },
+    },
+  };
+}
+
+export function openApiRoute(router: Router, config: Config): void {
+  let document: Json | undefined;
+  router.get('/openapi.json', (ctx) => {
+    document ??= openApiDocument(config);
+    ctx.body = document;
+  });
+}

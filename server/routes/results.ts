@@ -1,0 +1,72 @@
+// GET and HEAD /images/results/{id}.{ext}: the download of a `url` result (decisions.md section 8).
+// No API key: the unguessable id is the capability. Exact bytes, Content-Type, Content-Length,
+// ETag (If-None-Match gives 304), Cache-Control private with the seconds left, Content-Disposition
+// inline, single byte ranges (206, 416; If-Range honoured; several ranges are answered whole).
+// Unknown, expired or wrong-extension: 404 not_found.
+import type Router from '@koa/router';
+import { HttpError } from '../errors.js';
+import type { Services } from '../services.js';
+
+export type RangeResult = { start: number; end: number } | 'unsatisfiable' | undefined;
+
+/** Parses a Range header against a size: a range, 'unsatisfiable', or undefined (serve it whole). */
+export function parseRange(header: string | undefined, size: number): RangeResult {
+  if (!header) return undefined;
+  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!match) return undefined; // several ranges or another unit: ignored, the whole is sent
+  const [, first, last] = match as unknown as [string, string, string];
+  if (first === '' && last === '') return undefined;
+  if (first === '') {
+    const suffix = Number(last);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(first);
+  const end = last === '' ? size - 1 : Number(last);
+  if (last !== '' && end < start) return undefined; // invalid: ignored
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: Math.min(end, size - 1) };
+}
+
+const notFound = () => new HttpError(404, 'not_found', 'no such result: it expired or never existed');
+
+export function resultsRoute(router: Router, services: Services): void {
+  router.get('/images/results/:name', async (ctx) => {
+    const name = String(ctx.params.name);
+    const dot = name.lastIndexOf('.');
+    if (dot <= 0) throw notFound();
+    const result = await services.store.get(name.slice(0, dot));
+    if (!result || result.ext !== name.slice(dot + 1)) throw notFound();
+
+    const secondsLeft = Math.max(0, Math.floor((result.expiresAt - Date.now()) / 1000));
+    ctx.set('ETag', result.etag);
+    ctx.set('Cache-Control', `private, max-age=${secondsLeft}`);
+    ctx.set('Expires', new Date(result.expiresAt).toUTCString());
+    ctx.set('Content-Disposition', `inline; filename="${result.id}.${result.ext}"`);
+    ctx.set('Accept-Ranges', 'bytes');
+    ctx.type = result.mediaType;
+
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    const ifRange = ctx.get('If-Range');
+    const range = ifRange && ifRange !== result.etag ? undefined : parseRange(ctx.get('Range') || undefined, result.size);
+    if (range === 'unsatisfiable') {
+      throw new HttpError(416, 'range_not_satisfiable', `the range is outside the ${result.size} bytes of the result`, {
+        headers: { 'Content-Range': `bytes */${result.size}` },
+      });
+    }
+    if (range) {
+      ctx.status = 206;
+      ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${result.size}`);
+      if (ctx.method !== 'HEAD') ctx.body = services.store.read(result, range);
+      ctx.length = range.end - range.start + 1;
+      return;
+    }
+    // For HEAD no file is opened: Koa sends the status and headers only.
+    ctx.status = 200;
+    if (ctx.method !== 'HEAD') ctx.body = services.store.read(result);
+    ctx.length = result.size;
+  });
+}
