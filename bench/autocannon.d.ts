@@ -1,0 +1,33 @@
+// autocannon ships no types; the part of its programmatic API that bench/http.ts uses.
+declare module 'autocannon' {
+  interface Histogram {
+    p50: number;
+    p99: number;
+    average: number;
+  }
+  interface Result {
+    start: Date | string;
+    finish: Date | string;
+    duration: number;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    '2xx': number;
+    statusCodeStats?: Record<string, { count: number }>;
+    latency: Histogram;
+    requests: Histogram & { total: number };
+  }
+  interface Options {
+    url: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+    connections?: number;
+    amount?: number;
+    duration?: number;
+    timeout?: number;
+    sampleInt?: number;
+  }
+  function autocannon(options: Options): Promise<Result>;
+  export default autocannon;
+}

@@ -1,0 +1,224 @@
+// The HTTP part of the bench: starts `node dist/server/main.js` as a child process on 127.0.0.1
+// (any free port), loads it with autocannon from this process, and reads the server's RSS from
+// /proc. Only loopback is ever addressed. Every run is bounded by a request count.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { INPUTS, OUT, ROOT } from './common.js';
+import { INPUT_FILES, SMALL_EDIT } from './pipelines.js';
+
+const API_KEY = 'bench-key-0123456789abcdef0123456789abcdef';
+
+export interface LoadResult {
+  name: string;
+  connections: number;
+  requests: number;
+  seconds: number;
+  /** Completed requests per second (all statuses). */
+  perSecond: number;
+  ok: number;
+  /** 503 overloaded: the queue was full (counted apart from errors). */
+  overloaded: number;
+  /** Any other non-2xx status, socket errors and timeouts. */
+  errors: number;
+  statuses: Record<string, number>;
+  p50: number;
+  p99: number;
+}
+
+export interface HttpResults {
+  server: { concurrency?: number; url: string };
+  check: { status: number; contentType: string | null; width: string | null; height: string | null };
+  runs: LoadResult[];
+  rssMB: { afterWarmup: number; afterRawRequests: number; afterAll: number; rawRequests: number };
+  rssGrowthMB: number;
+}
+
+/** Resident set of a process and its descendants, MB. */
+function treeRssMB(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8');
+      total += Number(status.match(/^VmRSS:\s+(\d+)/m)?.[1] ?? 0) / 1024;
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        const children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
+      }
+    } catch {
+      // the process ended
+    }
+  };
+  visit(pid);
+  return total;
+}
+
+/** One multipart/form-data body, built once and sent as is by every request. */
+function multipart(fields: Record<string, string>, file: { name: string; filename: string; type: string; data: Buffer }) {
+  const boundary = `----matte-bench-${Date.now().toString(16)}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  parts.push(
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="${file.filename}"\r\nContent-Type: ${file.type}\r\n\r\n`),
+    file.data,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  );
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start within 60 s: ${err.slice(-2000)}`));
+    }, 60_000);
+    // The log is drained (and dropped): a pipe nobody reads would block the server.
+    child.stdout!.on('data', (d: Buffer) => {
+      if (out.length < 100_000) out += d.toString();
+      const match = out.match(/matte: listening on (http:\/\/\S+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      if (err.length < 100_000) err += d.toString();
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}: ${err.slice(-2000)}`));
+    });
+  });
+}
+
+async function waitReady(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the server was not ready within 60 s');
+}
+
+async function load(name: string, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `${url}${path}`,
+    method: 'POST',
+    headers: { 'content-type': body.contentType, 'x-api-key': API_KEY },
+    body: body.body,
+    connections,
+    amount,
+    timeout: 60,
+    // autocannon ends a run on its next sample tick (default every 1000 ms), so with the default a
+    // run of `amount` requests is timed up to the next whole second: sample every 20 ms instead.
+    sampleInt: 20,
+  });
+  const statuses: Record<string, number> = {};
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stats as { count: number }).count;
+  const ok = result['2xx'];
+  const overloaded = statuses['503'] ?? 0;
+  const completed = ok + result.non2xx;
+  const seconds = (new Date(result.finish).getTime() - new Date(result.start).getTime()) / 1000;
+  return {
+    name,
+    connections,
+    requests: completed,
+    seconds,
+    perSecond: completed / seconds,
+    ok,
+    overloaded,
+    errors: result.non2xx - overloaded + result.errors + result.timeouts,
+    statuses,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+  };
+}
+
+export interface HttpPlan {
+  /** Raw-edit requests at concurrency 1, 4 and 16 (their sum is the RSS-growth window). */
+  raw: [number, number, number];
+  /** Remove-background requests at concurrency 1 and 4. */
+  bg: [number, number];
+  warmup: number;
+}
+
+export async function runHttp(plan: HttpPlan, log: (line: string) => void): Promise<HttpResults> {
+  const resultsDir = join(OUT, 'server-results');
+  rmSync(resultsDir, { recursive: true, force: true });
+  mkdirSync(resultsDir, { recursive: true });
+  const { child, url } = await startServer({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MATTE_API_KEYS: API_KEY,
+    MATTE_RESULTS_DIR: resultsDir,
+  });
+  try {
+    await waitReady(url);
+    const pid = child.pid!;
+    const small = readFileSync(join(INPUTS, SMALL_EDIT.input));
+    const edit = multipart(
+      { operations: JSON.stringify(SMALL_EDIT.operations), format: SMALL_EDIT.format, quality: String(SMALL_EDIT.quality), output: 'raw' },
+      { name: 'input', filename: 'small.jpg', type: 'image/jpeg', data: small },
+    );
+    const lenna = readFileSync(join(INPUTS, INPUT_FILES.lenna));
+    const bg = multipart({ output: 'raw', format: 'png' }, { name: 'input', filename: 'lenna.png', type: 'image/png', data: lenna });
+
+    // One request checked by hand: the bench must measure successes, not fast errors.
+    const res = await fetch(`${url}/images/edit`, { method: 'POST', headers: { 'content-type': edit.contentType, 'x-api-key': API_KEY }, body: edit.body });
+    await res.arrayBuffer();
+    const check = { status: res.status, contentType: res.headers.get('content-type'), width: res.headers.get('x-image-width'), height: res.headers.get('x-image-height') };
+    if (res.status !== 200) throw new Error(`the check request got ${res.status}`);
+
+    await load('warm-up', url, '/images/edit', edit, 4, plan.warmup);
+    const afterWarmup = treeRssMB(pid);
+    const runs: LoadResult[] = [];
+    const [r1, r4, r16] = plan.raw;
+    for (const [connections, amount] of [[1, r1], [4, r4], [16, r16]] as const) {
+      const r = await load(`edit raw, c=${connections}`, url, '/images/edit', edit, connections, amount);
+      log(`  ${r.name}: ${r.perSecond.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
+      runs.push(r);
+    }
+    const afterRawRequests = treeRssMB(pid);
+    for (const [connections, amount] of [[1, plan.bg[0]], [4, plan.bg[1]]] as const) {
+      const r = await load(`remove-background, c=${connections}`, url, '/images/remove-background', bg, connections, amount);
+      log(`  ${r.name}: ${r.perSecond.toFixed(1)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
+      runs.push(r);
+    }
+    const afterAll = treeRssMB(pid);
+    return {
+      server: { url },
+      check,
+      runs,
+      rssMB: { afterWarmup, afterRawRequests, afterAll, rawRequests: r1 + r4 + r16 },
+      rssGrowthMB: afterRawRequests - afterWarmup,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => {
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        r(undefined);
+      }, 10_000);
+      child.once('exit', () => {
+        clearTimeout(t);
+        r(undefined);
+      });
+    });
+    rmSync(resultsDir, { recursive: true, force: true });
+  }
+}

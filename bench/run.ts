@@ -1,0 +1,233 @@
+// `npm run bench [-- --quick] [-- --only=edit,bg,http]`: matte side by side with its peers on
+// this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
+// bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
+//
+// Every tool runs in a child process of its own (bench/workers/*): sharp and matte's addon each
+// bring a libvips, matte and onnxruntime-node each a libonnxruntime.so.1, which must never share a
+// process; and peak RSS is then per tool and per pipeline.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { OUT, ROOT, ensureDirs, runWorker, type Timing } from './common.js';
+import { INPUT_FILES, PIPELINES } from './pipelines.js';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'http']).map((s) => s.trim());
+const threads = availableParallelism();
+
+const budget = quick
+  ? { editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], warmup: 100 } }
+  : { editWarmup: 2, editRuns: 11, bgWarmup: 2, bgRuns: 9, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], warmup: 200 } };
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const fmt = (v: number | null | undefined, digits = 1) => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
+const ratio = (a: number, b: number) => a / b;
+
+function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(cells[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+}
+
+interface EditResult {
+  tool: string;
+  pipeline: string;
+  versions: Record<string, string>;
+  timing: Timing;
+  output: { file: string; width: number; height: number; frames: number; bytes: number };
+  rssBeforeMB: number;
+  peakRssMB: number;
+}
+interface Comparison {
+  name: string;
+  sameSize?: boolean;
+  mad?: number | null;
+  maxDiff?: number | null;
+  error?: string;
+  a?: { width: number; height: number; frames: number };
+  b?: { width: number; height: number; frames: number };
+}
+
+interface Target {
+  what: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+async function benchEdit(targets: Target[]) {
+  log(`\n## Edit: matte lib/ vs sharp (${threads} libvips threads each, ${budget.editWarmup} warm-up + ${budget.editRuns} timed runs, one process per tool and pipeline)`);
+  const results: Record<string, { matte: EditResult; sharp: EditResult; compare?: Comparison }> = {};
+  for (const p of PIPELINES) {
+    const args = { pipeline: p.id, warmup: budget.editWarmup, runs: budget.editRuns, threads };
+    const matte = await runWorker<EditResult>('matte-edit', args);
+    const sharp = await runWorker<EditResult>('sharp-edit', args);
+    results[p.id] = { matte, sharp };
+    log(`  ${p.id}: matte ${fmt(matte.timing.median)} ms, sharp ${fmt(sharp.timing.median)} ms`);
+  }
+  const compared = await runWorker<Comparison[]>('compare', {
+    pairs: PIPELINES.map((p) => ({ name: p.id, a: results[p.id]!.matte.output.file, b: results[p.id]!.sharp.output.file, mode: 'rgb' })),
+  });
+  for (const c of compared) results[c.name]!.compare = c;
+
+  const rows = PIPELINES.map((p) => {
+    const { matte, sharp, compare } = results[p.id]!;
+    const dims = `${matte.output.width}x${matte.output.height}${matte.output.frames > 1 ? `x${matte.output.frames}` : ''}`;
+    const sharpDims = `${sharp.output.width}x${sharp.output.height}${sharp.output.frames > 1 ? `x${sharp.output.frames}` : ''}`;
+    return [
+      p.id,
+      `${fmt(matte.timing.median)} / ${fmt(matte.timing.min)}`,
+      `${fmt(sharp.timing.median)} / ${fmt(sharp.timing.min)}`,
+      fmt(ratio(matte.timing.median, sharp.timing.median), 2),
+      `${fmt(matte.peakRssMB, 0)} / ${fmt(sharp.peakRssMB, 0)}`,
+      fmt(ratio(matte.peakRssMB, sharp.peakRssMB), 2),
+      `${fmt(matte.rssBeforeMB, 0)} / ${fmt(sharp.rssBeforeMB, 0)}`,
+      dims === sharpDims ? dims : `${dims} vs ${sharpDims} (DIFFERENT)`,
+      fmt(compare?.mad, 2),
+      `${matte.output.bytes} / ${sharp.output.bytes}`,
+    ];
+  });
+  log(table(['pipeline', 'matte ms med/min', 'sharp ms med/min', 'time matte/sharp', 'peak RSS MB m/s', 'RSS matte/sharp', 'RSS at start m/s', 'output', 'mean |diff|', 'bytes m/s'], rows));
+  for (const p of PIPELINES) {
+    const { matte, sharp, compare } = results[p.id]!;
+    const t = ratio(matte.timing.median, sharp.timing.median);
+    const r = ratio(matte.peakRssMB, sharp.peakRssMB);
+    targets.push({ what: `${p.id} time matte/sharp`, target: '<= 1.00', measured: fmt(t, 2), met: t <= 1 });
+    targets.push({ what: `${p.id} peak RSS matte/sharp`, target: '<= 1.00', measured: fmt(r, 2), met: r <= 1 });
+    targets.push({ what: `${p.id} same output size`, target: 'equal', measured: compare?.sameSize ? 'equal' : 'DIFFERENT', met: !!compare?.sameSize });
+  }
+  return { versions: { matte: results.P1?.matte.versions, sharp: results.P1?.sharp.versions }, results };
+}
+
+async function benchBackground(targets: Target[]) {
+  const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
+  log(`\n## Background removal: matte removeBackground vs onnxruntime-node + sharp (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs)`);
+  const models: string[] = [];
+  const skipped: Record<string, string> = {};
+  for (const name of budget.models) {
+    if (!registry.models[name]) {
+      skipped[name] = 'not in models/registry.json';
+      continue;
+    }
+    try {
+      execFileSync(process.execPath, [join(ROOT, 'dist', 'models', 'fetch.js'), '--quiet', name], { cwd: ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+      models.push(name);
+    } catch (err) {
+      skipped[name] = `cannot be fetched: ${String((err as { stderr?: Buffer }).stderr ?? err).trim().slice(0, 300)}`;
+    }
+  }
+  for (const [name, why] of Object.entries(skipped)) log(`  (${name} skipped: ${why})`);
+
+  const modelsDir = process.env.MATTE_MODELS_DIR || join(ROOT, 'models', 'cache');
+  const results: Record<string, any> = {};
+  const rows: (string | number)[][] = [];
+  for (const model of models) {
+    for (const input of [INPUT_FILES.lenna, INPUT_FILES.photo]) {
+      const key = `${model} ${input}`;
+      const common = { model, input, warmup: budget.bgWarmup, runs: budget.bgRuns, threads };
+      const matte = await runWorker<any>('matte-bg', common);
+      const js = await runWorker<any>('js-matte', {
+        ...common,
+        modelPath: join(modelsDir, `${model}.onnx`),
+        entry: registry.models[model],
+        controlInput: matte.controlInput,
+      });
+      const pairs = [{ name: 'mattes', a: matte.output.file, b: js.output.file, mode: 'alpha' }];
+      if (js.control) pairs.push({ name: 'control', a: matte.output.file, b: js.control, mode: 'alpha' });
+      const compared = await runWorker<Comparison[]>('compare', { pairs });
+      const mad = compared.find((c) => c.name === 'mattes');
+      const control = compared.find((c) => c.name === 'control');
+      results[key] = { matte, js, compare: compared };
+      const overBare = ratio(matte.timing.median, js.inference.median);
+      const overJs = ratio(matte.timing.median, js.timing.median);
+      rows.push([
+        model,
+        `${input} (${matte.output.width}x${matte.output.height})`,
+        fmt(matte.timing.median),
+        fmt(js.timing.median),
+        fmt(js.inference.median),
+        fmt(overBare, 2),
+        fmt(ratio(js.timing.median, js.inference.median), 2),
+        fmt(overJs, 2),
+        fmt(mad?.mad, 2),
+        fmt(control?.mad, 3),
+        `${fmt(matte.peakRssMB, 0)} / ${fmt(js.peakRssMB, 0)}`,
+      ]);
+      log(`  ${key}: matte ${fmt(matte.timing.median)} ms, JS ${fmt(js.timing.median)} ms, bare inference ${fmt(js.inference.median)} ms`);
+      targets.push({ what: `${key}: matte end-to-end / bare inference`, target: '<= 1.10', measured: fmt(overBare, 2), met: overBare <= 1.1 });
+      targets.push({ what: `${key}: matte / JS pipeline`, target: '<= 0.80', measured: fmt(overJs, 2), met: overJs <= 0.8 });
+      targets.push({ what: `${key}: mean |matte - JS matte|`, target: '<= 2/255', measured: `${fmt(mad?.mad, 2)}/255`, met: mad?.mad != null && mad.mad <= 2 });
+    }
+  }
+  if (rows.length) {
+    log(table(['model', 'input', 'matte ms', 'JS ms', 'bare inference ms', 'matte/bare', 'JS/bare', 'matte/JS', 'mean |diff| /255', 'same-input control', 'peak RSS MB m/JS'], rows));
+  }
+  return { skipped, results };
+}
+
+async function benchHttp(targets: Target[]) {
+  log(`\n## HTTP: dist/server/main.js on 127.0.0.1, autocannon from the bench process`);
+  if (!existsSync(join(ROOT, 'dist', 'server', 'main.js'))) {
+    log('  (skipped: dist/server/main.js is not built)');
+    return { skipped: 'dist/server/main.js is not built' };
+  }
+  const { runHttp } = await import('./http.js');
+  const http = await runHttp(budget.http, (line) => log(line));
+  const lib = await runWorker<any>('lib-throughput', { jobs: 4, amount: budget.http.raw[1], warmup: 50 });
+  const c4 = http.runs.find((r) => r.name === 'edit raw, c=4')!;
+  const throughput = ratio(c4.perSecond, lib.perSecond);
+  log(
+    table(
+      ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', '2xx', '503', 'errors'],
+      [
+        ...http.runs.map((r) => [r.name, r.requests, fmt(r.perSecond), r.p50, r.p99, r.ok, r.overloaded, r.errors]),
+        [`lib/ direct, 4 jobs (${lib.threadsPerJob} thread each)`, lib.amount, fmt(lib.perSecond), fmt(lib.p50), fmt(lib.p99), lib.amount, '-', 0],
+      ],
+    ),
+  );
+  log(`  server RSS: ${fmt(http.rssMB.afterWarmup)} MB after warm-up, ${fmt(http.rssMB.afterRawRequests)} MB after ${http.rssMB.rawRequests} raw edits, ${fmt(http.rssMB.afterAll)} MB after the remove-background runs`);
+  const errors = http.runs.reduce((n, r) => n + r.errors, 0);
+  targets.push({ what: 'HTTP errors (503 counted apart)', target: '0', measured: `${errors} (503: ${http.runs.reduce((n, r) => n + r.overloaded, 0)})`, met: errors === 0 });
+  targets.push({ what: 'HTTP raw edit c=4 / lib with 4 jobs', target: '>= 0.90', measured: fmt(throughput, 2), met: throughput >= 0.9 });
+  targets.push({ what: `RSS growth over ${http.rssMB.rawRequests} requests`, target: '< 50 MB', measured: `${fmt(http.rssGrowthMB)} MB`, met: http.rssGrowthMB < 50 });
+  return { ...http, lib, throughputRatio: throughput };
+}
+
+async function main(): Promise<void> {
+  ensureDirs();
+  const started = new Date();
+  const machine = {
+    cores: availableParallelism(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    loadavgAtStart: loadavg(),
+  };
+  log(`# matte bench${quick ? ' (--quick)' : ''}: ${started.toISOString()}, ${machine.cores} cores, ${machine.cpu}, node ${machine.node}, load ${machine.loadavgAtStart.map((l) => l.toFixed(2)).join(' ')}`);
+  const inputs = await runWorker<{ made: string[]; info: Record<string, unknown> }>('inputs', {});
+  if (inputs.made.length) log(`  made inputs: ${inputs.made.join(', ')}`);
+
+  const targets: Target[] = [];
+  const report: Record<string, unknown> = { command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, quick, started: started.toISOString(), machine, inputs: inputs.info };
+  if (only.includes('edit')) report.edit = await benchEdit(targets);
+  if (only.includes('bg')) report.backgroundRemoval = await benchBackground(targets);
+  if (only.includes('http')) report.http = await benchHttp(targets);
+
+  report.loadavgAtEnd = loadavg();
+  report.seconds = (Date.now() - started.getTime()) / 1000;
+  report.targets = targets;
+
+  log('\n## Targets (ratios are matte / peer)');
+  log(table(['what', 'target', 'measured', ''], targets.map((t) => [t.what, t.target, t.measured, t.met === null ? '' : t.met ? 'met' : 'MISSED'])));
+  const file = join(OUT, `results-${started.toISOString().replace(/[:.]/g, '-')}${quick ? '-quick' : ''}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2));
+  writeFileSync(join(OUT, quick ? 'latest-quick.json' : 'latest.json'), JSON.stringify(report, null, 2));
+  log(`\n${Math.round(report.seconds as number)} s; load ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end; results in ${file}`);
+}
+
+main().catch((err) => {
+  console.error(`bench: ${err instanceof Error ? err.stack : err}`);
+  process.exit(1);
+});
