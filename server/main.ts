@@ -45,11 +45,11 @@ async function run(config: Config): Promise<void> {
     fail(`cannot start: ${(err as Error).message}`);
   }
   logger.info({ url: running.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsDir: config.resultsDir }, 'listening');
-  process.stdout.write(`matte: listening on ${running.url}\n`);
   if (config.generatedKey) {
     // Printed once, here only (never logged): no key was configured, so one was made for this run.
     process.stdout.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
   }
+  process.stdout.write(`matte: listening on ${running.url}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

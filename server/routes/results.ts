@@ -28,6 +28,14 @@ export function parseRange(header: string | undefined, size: number): RangeResul
   return { start, end: Math.min(end, size - 1) };
 }
 
+/** If-None-Match evaluated as an origin server does (RFC 9110 13.1.2: weak comparison, `*`). */
+export function matchesEtag(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => bare(tag) === bare(etag));
+}
+
 const notFound = () => new HttpError(404, 'not_found', 'no such result: it expired or never existed');
 
 export function resultsRoute(router: Router, services: Services): void {
@@ -46,7 +54,7 @@ export function resultsRoute(router: Router, services: Services): void {
     ctx.set('Accept-Ranges', 'bytes');
     ctx.type = result.mediaType;
 
-    if (ctx.fresh) {
+    if (matchesEtag(ctx.get('If-None-Match'), result.etag)) {
       ctx.status = 304;
       return;
     }

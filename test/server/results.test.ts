@@ -1,0 +1,182 @@
+// Stored results: download with the exact bytes and headers, HEAD, Range, conditional requests,
+// expiry (a 2 s lifetime), and the disk store's atomic files and start-up clean-up.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DiskResultStore } from '../../server/store/index.js';
+import { parseRange } from '../../server/routes/results.js';
+import { gradient } from '../helpers/images.js';
+import { get, post, sleep, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+const png = gradient(50, 40);
+const ops = '[{"resize":{"width":25}}]';
+
+test.before(async () => {
+  server = await startTestServer({ MATTE_RESULT_TTL_SECONDS: '2' });
+});
+test.after(async () => {
+  await server.close();
+});
+
+async function store(format = 'png') {
+  const raw = await post(server.url, '/images/edit', { input: png, operations: ops, format, output: 'raw' });
+  const r = await post(server.url, '/images/edit', { input: png, operations: ops, format });
+  assert.is(r.status, 200);
+  return { raw: raw.body, ...(r.json() as { id: string; url: string }) };
+}
+
+test('GET: the exact bytes of the raw output, with type, length, ETag, Cache-Control, Disposition', async () => {
+  const { raw, id, url } = await store();
+  const d = await get(url, '');
+  assert.is(d.status, 200);
+  assert.ok(d.body.equals(raw), 'same bytes as output=raw');
+  assert.is(d.headers.get('content-type'), 'image/png');
+  assert.is(d.headers.get('content-length'), String(raw.length));
+  assert.is(d.headers.get('etag'), `"${id}"`);
+  assert.match(d.headers.get('cache-control') ?? '', /^private, max-age=[0-2]$/);
+  assert.match(d.headers.get('content-disposition') ?? '', /^inline/);
+  assert.is(d.headers.get('accept-ranges'), 'bytes');
+  assert.ok(d.headers.get('x-request-id'));
+});
+
+test('every format is stored under its extension with its media type', async () => {
+  for (const format of ['webp', 'jpeg', 'gif', 'avif']) {
+    const { url } = await store(format);
+    assert.ok(url.endsWith(`.${format}`), url);
+    const d = await get(url, '');
+    assert.is(d.headers.get('content-type'), `image/${format}`);
+  }
+});
+
+test('HEAD: the headers of GET, no body', async () => {
+  const { raw, url } = await store();
+  const h = await get(url, '', { method: 'HEAD' });
+  assert.is(h.status, 200);
+  assert.is(h.headers.get('content-length'), String(raw.length));
+  assert.is(h.headers.get('content-type'), 'image/png');
+  assert.is(h.body.length, 0);
+});
+
+test('Range: 206 with Content-Range for a range, a suffix and an open end; 416 past the end', async () => {
+  const { raw, url } = await store();
+  const a = await get(url, '', { headers: { Range: 'bytes=0-9' } });
+  assert.is(a.status, 206);
+  assert.is(a.headers.get('content-range'), `bytes 0-9/${raw.length}`);
+  assert.ok(a.body.equals(raw.subarray(0, 10)));
+  const b = await get(url, '', { headers: { Range: 'bytes=-5' } });
+  assert.is(b.status, 206);
+  assert.ok(b.body.equals(raw.subarray(raw.length - 5)));
+  const c = await get(url, '', { headers: { Range: `bytes=${raw.length - 3}-` } });
+  assert.ok(c.body.equals(raw.subarray(raw.length - 3)));
+  const d = await get(url, '', { headers: { Range: `bytes=${raw.length}-` } });
+  assert.is(d.status, 416);
+  assert.is(d.headers.get('content-range'), `bytes */${raw.length}`);
+  assert.is(d.json().error.code, 'range_not_satisfiable');
+  const headRange = await get(url, '', { method: 'HEAD', headers: { Range: 'bytes=0-3' } });
+  assert.is(headRange.status, 206);
+  assert.is(headRange.headers.get('content-length'), '4');
+});
+
+test('If-None-Match with the ETag is 304; If-Range with another validator gives the whole', async () => {
+  const { id, raw, url } = await store();
+  const n = await get(url, '', { headers: { 'If-None-Match': `"${id}"` } });
+  assert.is(n.status, 304);
+  const r = await get(url, '', { headers: { Range: 'bytes=0-1', 'If-Range': '"other"' } });
+  assert.is(r.status, 200);
+  assert.is(r.body.length, raw.length);
+});
+
+test('unknown id, malformed name and wrong extension are 404 not_found', async () => {
+  const { id } = await store();
+  for (const path of ['/images/results/AAAAAAAAAAAAAAAAAAAAAAAA.png', `/images/results/${id}.webp`, `/images/results/${id}`, '/images/results/..%2F..%2Fetc%2Fpasswd', '/images/results/x.png']) {
+    const r = await get(server.url, path);
+    assert.is(r.status, 404, path);
+    assert.is(r.json().error.code, 'not_found');
+  }
+  assert.is((await get(server.url, '/images/results/AAAAAAAAAAAAAAAAAAAAAAAA.png', { method: 'HEAD' })).status, 404);
+});
+
+test('ids are 144-bit, URL-safe and never repeat', async () => {
+  const ids = new Set<string>();
+  for (let i = 0; i < 5; i++) ids.add((await store()).id);
+  assert.is(ids.size, 5);
+  for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{24}$/);
+});
+
+test('after the lifetime a result is 404, and its file is swept', async () => {
+  const { url, id } = await store();
+  assert.is((await get(url, '')).status, 200);
+  await sleep(2100);
+  const gone = await get(url, '');
+  assert.is(gone.status, 404);
+  assert.is(gone.json().error.code, 'not_found');
+  await sleep(200);
+  const files = await readdir(server.resultsDir);
+  assert.not.ok(files.some((f) => f.startsWith(id)), files.join(' '));
+});
+
+// ---- the disk store itself --------------------------------------------------------------------------------
+
+test('store: a committed result is one file named id.expiry.ext; no temporary file is left', async () => {
+  const dir = await tempDir();
+  const s = new DiskResultStore({ dir, ttlSeconds: 60 });
+  await s.open();
+  const r = await s.put(Buffer.from('abc'), { ext: 'png', mediaType: 'image/png' });
+  const files = await readdir(dir);
+  assert.equal(files, [`${r.id}.${r.expiresAt}.png`]);
+  assert.ok(r.expiresAt > Date.now() + 59_000);
+  await s.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('store: open removes leftover temporary files and expired results, keeps the rest', async () => {
+  const dir = await tempDir();
+  const first = new DiskResultStore({ dir, ttlSeconds: 60 });
+  await first.open();
+  const kept = await first.put(Buffer.from('keep'), { ext: 'webp', mediaType: 'image/webp' });
+  await first.close();
+  await writeFile(join(dir, '.tmp-crashed-half-file'), 'half');
+  await writeFile(join(dir, `AAAAAAAAAAAAAAAAAAAAAAAA.${Date.now() - 1000}.png`), 'expired');
+  const second = new DiskResultStore({ dir, ttlSeconds: 60 });
+  await second.open();
+  assert.equal(await readdir(dir), [`${kept.id}.${kept.expiresAt}.webp`]);
+  const again = await second.get(kept.id);
+  assert.is(again?.size, 4);
+  assert.is(again?.mediaType, 'image/webp');
+  assert.is(await second.get('AAAAAAAAAAAAAAAAAAAAAAAA'), undefined);
+  assert.ok(await second.writable());
+  await second.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('store: the sweeper deletes expired results', async () => {
+  const dir = await tempDir();
+  let now = 1_000_000;
+  const s = new DiskResultStore({ dir, ttlSeconds: 10, sweepIntervalMs: 0, now: () => now });
+  await s.open();
+  await s.put(Buffer.from('a'), { ext: 'png', mediaType: 'image/png' });
+  await s.put(Buffer.from('b'), { ext: 'png', mediaType: 'image/png' });
+  now += 9_000;
+  assert.is(await s.sweep(), 0);
+  now += 1_000;
+  assert.is(await s.sweep(), 2);
+  assert.equal(await readdir(dir), []);
+  await s.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('parseRange', () => {
+  assert.equal(parseRange('bytes=0-0', 10), { start: 0, end: 0 });
+  assert.equal(parseRange('bytes=5-100', 10), { start: 5, end: 9 });
+  assert.equal(parseRange('bytes=-100', 10), { start: 0, end: 9 });
+  assert.is(parseRange('bytes=10-', 10), 'unsatisfiable');
+  assert.is(parseRange('bytes=-0', 10), 'unsatisfiable');
+  assert.is(parseRange('bytes=0-1,3-4', 10), undefined);
+  assert.is(parseRange('items=0-1', 10), undefined);
+  assert.is(parseRange('bytes=5-1', 10), undefined);
+  assert.is(parseRange(undefined, 10), undefined);
+});
+
+test.run();
