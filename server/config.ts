@@ -47,36 +47,30 @@ export class ConfigError extends Error {
   }
 }
 
-/** One row of the configuration table (README and docs/api.md show the same facts). */
-export interface Variable {
-  name: string;
-  default: string;
-  meaning: string;
-}
-
-export const VARIABLES: Variable[] = [
-  { name: 'PORT', default: '8080', meaning: 'TCP port to listen on (0: any free port)' },
-  { name: 'HOST', default: '127.0.0.1', meaning: 'address to listen on; `0.0.0.0` or `::` for all interfaces' },
-  { name: 'MATTE_PUBLIC_URL', default: 'http://HOST:PORT', meaning: 'base of the `url` of stored results, e.g. `https://img.example.com`' },
-  { name: 'MATTE_API_KEYS', default: '(none)', meaning: 'comma-separated API keys accepted in `X-Api-Key`' },
-  { name: 'MATTE_API_KEYS_FILE', default: '(none)', meaning: 'file with one API key a line (added to MATTE_API_KEYS); with neither, a random key is generated and printed at start-up' },
-  { name: 'MATTE_RESULTS_DIR', default: '$TMPDIR/matte-results', meaning: 'directory of the result store' },
-  { name: 'MATTE_RESULT_TTL_SECONDS', default: '86400', meaning: 'lifetime of a `url` result, 1..86400' },
-  { name: 'MATTE_MAX_INPUT_BYTES', default: '26214400 (25 MiB)', meaning: 'largest upload or fetched URL body' },
-  { name: 'MATTE_MAX_INPUT_PIXELS', default: '100000000', meaning: 'width x height x frames used, checked before decoding' },
-  { name: 'MATTE_MAX_ANIMATION_FRAMES', default: '1000', meaning: 'frames of an animation that may be used' },
-  { name: 'MATTE_MAX_MATTE_FRAMES', default: '100', meaning: 'frames background removal may run on' },
-  { name: 'MATTE_CONCURRENCY', default: 'number of cores', meaning: 'image jobs run at once' },
-  { name: 'MATTE_QUEUE_LIMIT', default: '4 x MATTE_CONCURRENCY', meaning: 'jobs that may wait; beyond it 503 `overloaded`' },
-  { name: 'MATTE_ALLOW_PRIVATE_URLS', default: '0', meaning: '`1` turns the URL-input address guard off (tests, private networks)' },
-  { name: 'MATTE_URL_FETCH_TIMEOUT_SECONDS', default: '10', meaning: 'total time for fetching a URL input, redirects included' },
-  { name: 'MATTE_REQUEST_TIMEOUT_SECONDS', default: '60', meaning: 'time allowed to receive a request body; then 408' },
-  { name: 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', default: '30', meaning: 'on SIGTERM, how long running requests may take before the process exits anyway' },
-  { name: 'MATTE_MODEL', default: 'the registry default (u2netp)', meaning: 'background-removal model loaded at start-up' },
-  { name: 'MATTE_MODELS_DIR', default: 'models/cache', meaning: 'where fetched models are kept' },
-  { name: 'MATTE_LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace or silent' },
-  { name: 'UV_THREADPOOL_SIZE', default: 'max(4, MATTE_CONCURRENCY + 2)', meaning: "libuv's thread pool (image jobs, files, DNS); set by the server when unset" },
-];
+/** Every variable the server reads (the README's configuration table has one row for each). */
+export const CONFIG_VARIABLES = [
+  'PORT',
+  'HOST',
+  'MATTE_PUBLIC_URL',
+  'MATTE_API_KEYS',
+  'MATTE_API_KEYS_FILE',
+  'MATTE_RESULTS_DIR',
+  'MATTE_RESULT_TTL_SECONDS',
+  'MATTE_MAX_INPUT_BYTES',
+  'MATTE_MAX_INPUT_PIXELS',
+  'MATTE_MAX_ANIMATION_FRAMES',
+  'MATTE_MAX_MATTE_FRAMES',
+  'MATTE_CONCURRENCY',
+  'MATTE_QUEUE_LIMIT',
+  'MATTE_ALLOW_PRIVATE_URLS',
+  'MATTE_URL_FETCH_TIMEOUT_SECONDS',
+  'MATTE_REQUEST_TIMEOUT_SECONDS',
+  'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
+  'MATTE_MODEL',
+  'MATTE_MODELS_DIR',
+  'MATTE_LOG_LEVEL',
+  'UV_THREADPOOL_SIZE',
+] as const;
 
 type Env = Record<string, string | undefined>;
 

@@ -96,7 +96,7 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
     },
     fileFilter: (_req, file, cb) => {
       if (file.fieldname === 'input') cb(null, true);
-      else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file`, { path: file.fieldname, closeConnection: true }));
+      else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }));
       else cb(unknownField(file.fieldname, options.allowed));
     },
   }).any();
