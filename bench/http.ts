@@ -25,6 +25,9 @@ export interface LoadResult {
   statuses: Record<string, number>;
   p50: number;
   p99: number;
+  /** CPU time per completed request: the server's (its process tree) and autocannon's (this process). */
+  serverCpuMsPerRequest: number;
+  clientCpuMsPerRequest: number;
 }
 
 export interface HttpResults {
@@ -35,23 +38,40 @@ export interface HttpResults {
   rssGrowthMB: number;
 }
 
-/** Resident set of a process and its descendants, MB. */
-function treeRssMB(pid: number): number {
-  let total = 0;
-  const visit = (p: number) => {
+/** The processes of a tree: pid and its descendants. */
+function tree(pid: number, visit: (p: number) => void): void {
+  const walk = (p: number) => {
     try {
-      const status = readFileSync(`/proc/${p}/status`, 'utf8');
-      total += Number(status.match(/^VmRSS:\s+(\d+)/m)?.[1] ?? 0) / 1024;
+      visit(p);
       for (const task of readdirSync(`/proc/${p}/task`)) {
         const children = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
-        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
+        for (const child of children ? children.split(/\s+/) : []) walk(Number(child));
       }
     } catch {
       // the process ended
     }
   };
-  visit(pid);
+  walk(pid);
+}
+
+/** Resident set of a process and its descendants, MB. */
+function treeRssMB(pid: number): number {
+  let total = 0;
+  tree(pid, (p) => {
+    const status = readFileSync(`/proc/${p}/status`, 'utf8');
+    total += Number(status.match(/^VmRSS:\s+(\d+)/m)?.[1] ?? 0) / 1024;
+  });
   return total;
+}
+
+/** CPU time (user + system) of a process and its descendants, ms (clock ticks of 10 ms). */
+function treeCpuMs(pid: number): number {
+  let ticks = 0;
+  tree(pid, (p) => {
+    const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  });
+  return ticks * 10;
 }
 
 /** One multipart/form-data body, built once and sent as is by every request. */
@@ -115,7 +135,9 @@ async function waitReady(url: string): Promise<void> {
   throw new Error('the server was not ready within 60 s');
 }
 
-async function load(name: string, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+  const serverCpu = treeCpuMs(pid);
+  const clientCpu = process.cpuUsage();
   const result = await autocannon({
     url: `${url}${path}`,
     method: 'POST',
@@ -128,6 +150,8 @@ async function load(name: string, url: string, path: string, body: { body: Buffe
     // run of `amount` requests is timed up to the next whole second: sample every 20 ms instead.
     sampleInt: 20,
   });
+  const serverCpuMs = treeCpuMs(pid) - serverCpu;
+  const client = process.cpuUsage(clientCpu);
   const statuses: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stats as { count: number }).count;
   const ok = result['2xx'];
@@ -146,6 +170,8 @@ async function load(name: string, url: string, path: string, body: { body: Buffe
     statuses,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    serverCpuMsPerRequest: serverCpuMs / completed,
+    clientCpuMsPerRequest: (client.user + client.system) / 1000 / completed,
   };
 }
 
@@ -184,18 +210,18 @@ export async function runHttp(plan: HttpPlan, log: (line: string) => void): Prom
     const check = { status: res.status, contentType: res.headers.get('content-type'), width: res.headers.get('x-image-width'), height: res.headers.get('x-image-height') };
     if (res.status !== 200) throw new Error(`the check request got ${res.status}`);
 
-    await load('warm-up', url, '/images/edit', edit, 4, plan.warmup);
+    await load('warm-up', pid, url, '/images/edit', edit, 4, plan.warmup);
     const afterWarmup = treeRssMB(pid);
     const runs: LoadResult[] = [];
     const [r1, r4, r16] = plan.raw;
     for (const [connections, amount] of [[1, r1], [4, r4], [16, r16]] as const) {
-      const r = await load(`edit raw, c=${connections}`, url, '/images/edit', edit, connections, amount);
+      const r = await load(`edit raw, c=${connections}`, pid, url, '/images/edit', edit, connections, amount);
       log(`  ${r.name}: ${r.perSecond.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
       runs.push(r);
     }
     const afterRawRequests = treeRssMB(pid);
     for (const [connections, amount] of [[1, plan.bg[0]], [4, plan.bg[1]]] as const) {
-      const r = await load(`remove-background, c=${connections}`, url, '/images/remove-background', bg, connections, amount);
+      const r = await load(`remove-background, c=${connections}`, pid, url, '/images/remove-background', bg, connections, amount);
       log(`  ${r.name}: ${r.perSecond.toFixed(1)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
       runs.push(r);
     }

@@ -65,6 +65,11 @@ export const PIPELINES: PipelineSpec[] = [
   },
 ];
 
+/** lenna.png resized to a model's input size (made by workers/inputs.ts). */
+export function modelSizeInput(width: number, height: number): string {
+  return `lenna-${width}x${height}.png`;
+}
+
 /** The small raw edit of the HTTP benchmark (and of its lib-direct comparison). */
 export const SMALL_EDIT = {
   input: INPUT_FILES.small,

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { OUT, ROOT, ensureDirs, runWorker, type Timing } from './common.js';
-import { INPUT_FILES, PIPELINES } from './pipelines.js';
+import { INPUT_FILES, PIPELINES, modelSizeInput } from './pipelines.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -125,6 +125,11 @@ async function benchBackground(targets: Target[]) {
   const results: Record<string, any> = {};
   const rows: (string | number)[][] = [];
   for (const model of models) {
+    const { width: mw, height: mh } = registry.models[model].input;
+    // matte on the photo already at the model's size: about matte's own inference + fixed costs.
+    const atModelSize = await runWorker<any>('matte-bg', { model, input: modelSizeInput(mw, mh), warmup: budget.bgWarmup, runs: budget.bgRuns, threads, control: false });
+    results[`${model} model-size input`] = atModelSize;
+    log(`  ${model}: matte on a ${mw}x${mh} input (about its own inference): ${fmt(atModelSize.timing.median)} ms`);
     for (const input of [INPUT_FILES.lenna, INPUT_FILES.photo]) {
       const key = `${model} ${input}`;
       const common = { model, input, warmup: budget.bgWarmup, runs: budget.bgRuns, threads };
@@ -143,6 +148,7 @@ async function benchBackground(targets: Target[]) {
       results[key] = { matte, js, compare: compared };
       const overBare = ratio(matte.timing.median, js.inference.median);
       const overJs = ratio(matte.timing.median, js.timing.median);
+      const overOwn = ratio(matte.timing.median, atModelSize.timing.median);
       rows.push([
         model,
         `${input} (${matte.output.width}x${matte.output.height})`,
@@ -151,6 +157,8 @@ async function benchBackground(targets: Target[]) {
         fmt(js.inference.median),
         fmt(overBare, 2),
         fmt(ratio(js.timing.median, js.inference.median), 2),
+        fmt(atModelSize.timing.median),
+        fmt(overOwn, 2),
         fmt(overJs, 2),
         fmt(mad?.mad, 2),
         fmt(control?.mad, 3),
@@ -163,7 +171,7 @@ async function benchBackground(targets: Target[]) {
     }
   }
   if (rows.length) {
-    log(table(['model', 'input', 'matte ms', 'JS ms', 'bare inference ms', 'matte/bare', 'JS/bare', 'matte/JS', 'mean |diff| /255', 'same-input control', 'peak RSS MB m/JS'], rows));
+    log(table(['model', 'input', 'matte ms', 'JS ms', 'bare inference ms', 'matte/bare', 'JS/bare', 'matte at model size ms', 'matte/that', 'matte/JS', 'mean |diff| /255', 'same-input control', 'peak RSS MB m/JS'], rows));
   }
   return { skipped, results };
 }
@@ -181,10 +189,10 @@ async function benchHttp(targets: Target[]) {
   const throughput = ratio(c4.perSecond, lib.perSecond);
   log(
     table(
-      ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', '2xx', '503', 'errors'],
+      ['run', 'requests', 'req/s', 'p50 ms', 'p99 ms', '2xx', '503', 'errors', 'server CPU ms/req', 'client CPU ms/req'],
       [
-        ...http.runs.map((r) => [r.name, r.requests, fmt(r.perSecond), r.p50, r.p99, r.ok, r.overloaded, r.errors]),
-        [`lib/ direct, 4 jobs (${lib.threadsPerJob} thread each)`, lib.amount, fmt(lib.perSecond), fmt(lib.p50), fmt(lib.p99), lib.amount, '-', 0],
+        ...http.runs.map((r) => [r.name, r.requests, fmt(r.perSecond), r.p50, r.p99, r.ok, r.overloaded, r.errors, fmt(r.serverCpuMsPerRequest, 2), fmt(r.clientCpuMsPerRequest, 2)]),
+        [`lib/ direct, 4 jobs (${lib.threadsPerJob} thread each)`, lib.amount, fmt(lib.perSecond), fmt(lib.p50), fmt(lib.p99), lib.amount, '-', 0, fmt(lib.cpuMsPerRequest, 2), '-'],
       ],
     ),
   );
@@ -206,7 +214,9 @@ async function main(): Promise<void> {
     loadavgAtStart: loadavg(),
   };
   log(`# matte bench${quick ? ' (--quick)' : ''}: ${started.toISOString()}, ${machine.cores} cores, ${machine.cpu}, node ${machine.node}, load ${machine.loadavgAtStart.map((l) => l.toFixed(2)).join(' ')}`);
-  const inputs = await runWorker<{ made: string[]; info: Record<string, unknown> }>('inputs', {});
+  const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
+  const modelSizes = budget.models.filter((m) => registry.models[m]).map((m) => [registry.models[m].input.width, registry.models[m].input.height]);
+  const inputs = await runWorker<{ made: string[]; info: Record<string, unknown> }>('inputs', { modelSizes });
   if (inputs.made.length) log(`  made inputs: ${inputs.made.join(', ')}`);
 
   const targets: Target[] = [];

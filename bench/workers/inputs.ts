@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import gifenc from 'gifenc';
 import { INPUTS, ensureDirs, finish, workerArgs, type WorkerArgs } from '../common.js';
-import { INPUT_FILES } from '../pipelines.js';
+import { INPUT_FILES, modelSizeInput } from '../pipelines.js';
 
 const { GIFEncoder, quantize, applyPalette } = gifenc;
 
@@ -140,7 +140,7 @@ function lenna(path: string): void {
 }
 
 async function main(): Promise<void> {
-  const args = workerArgs<WorkerArgs>();
+  const args = workerArgs<WorkerArgs & { modelSizes?: [number, number][] }>();
   ensureDirs();
   const made: string[] = [];
   // Each file is written under a temporary name and renamed, so a crash leaves no half input.
@@ -157,8 +157,18 @@ async function main(): Promise<void> {
   await make(INPUT_FILES.anim, anim);
   await make(INPUT_FILES.small, (tmp) => small(tmp, join(INPUTS, INPUT_FILES.photo)));
   await make(INPUT_FILES.lenna, lenna);
+  // The real photo at each model's input size: matte's removeBackground on it costs about the
+  // model's inference plus matte's fixed costs (no resampling of note, a small png).
+  const sized: string[] = [];
+  for (const [width, height] of args.modelSizes ?? []) {
+    const file = modelSizeInput(width, height);
+    sized.push(file);
+    await make(file, (tmp) =>
+      sharp(join(INPUTS, INPUT_FILES.lenna)).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).png().toFile(tmp).then(() => undefined),
+    );
+  }
   const info: Record<string, unknown> = {};
-  for (const file of Object.values(INPUT_FILES)) {
+  for (const file of [...Object.values(INPUT_FILES), ...sized]) {
     const meta = await sharp(join(INPUTS, file), { animated: true }).metadata();
     info[file] = { width: meta.width, height: meta.pageHeight ?? meta.height, frames: meta.pages ?? 1, format: meta.format, bytes: statSync(join(INPUTS, file)).size };
   }

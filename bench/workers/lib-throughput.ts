@@ -22,6 +22,7 @@ async function main(): Promise<void> {
 
   const latencies: number[] = [];
   let started = 0;
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const lane = async () => {
     while (started < args.amount) {
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   };
   await Promise.all(Array.from({ length: args.jobs }, lane));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
   finish(args, {
     jobs: args.jobs,
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     amount: args.amount,
     seconds,
     perSecond: args.amount / seconds,
+    cpuMsPerRequest: (used.user + used.system) / 1000 / args.amount,
     p50: median(latencies),
     p99: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))],
     ...memory(),

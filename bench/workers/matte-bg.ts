@@ -10,6 +10,8 @@ interface Args extends WorkerArgs {
   warmup: number;
   runs: number;
   threads: number;
+  /** Also make the model-size image for js-matte's same-input control (default true). */
+  control?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
   // model size is the same Lanczos3 stretch removeBackground does), for js-matte's control.
   let controlInput: string | undefined;
   const { width: W, height: H } = (await modelRegistry()).models[args.model]!.input;
-  if (last!.width === last!.height && W === H) {
+  if (args.control !== false && last!.width === last!.height && W === H) {
     const small = await edit(input, [{ resize: { width: W, height: H, fit: 'contain' } }], { format: 'png' });
     controlInput = join(OUTPUTS, `matte-model-input-${args.model}-${args.input.replace(/\.\w+$/, '')}.png`);
     writeFileSync(controlInput, small.data);
