@@ -78,7 +78,11 @@ export function createApp(options: AppOptions): MatteApp {
   app.use(async (ctx, next) => {
     // During shutdown every response closes its connection, so server.close() can complete.
     if (services.shuttingDown) ctx.set('Connection', 'close');
-    await next();
+    try {
+      await next();
+    } finally {
+      if (services.shuttingDown && !ctx.headerSent) ctx.set('Connection', 'close');
+    }
   });
   app.use(drainUnreadBody({ lingerMs: 5000, maxDrainBytes: config.maxInputBytes + FORM_OVERHEAD_BYTES }));
   app.use(errorHandler({ modelReady: () => services.model.ready }));
@@ -156,8 +160,11 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
         force.unref();
+        // Keep-alive connections become idle as their last response ends: close them as they do.
+        const idle = setInterval(() => server.closeIdleConnections(), 250);
         server.close(() => {
           clearTimeout(force);
+          clearInterval(idle);
           resolve();
         });
         server.closeIdleConnections();

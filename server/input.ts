@@ -132,9 +132,10 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
       () => finish(new HttpError(408, 'request_timeout', `the request body was not received within ${Math.round(options.timeoutMs / 1000)} s`, { closeConnection: true })),
       options.timeoutMs,
     );
+    // multer pipes the request into busboy synchronously; the counter listens alongside it.
+    upload(req as any, ctx.res as any, (err?: unknown) => finish(err ? multerToHttp(err, options.maxInputBytes) : undefined));
     req.on('data', count);
     req.on('close', onClose);
-    upload(req as any, ctx.res as any, (err?: unknown) => finish(err ? multerToHttp(err, options.maxInputBytes) : undefined));
   });
 
   const fields: Record<string, string> = {};

@@ -174,3 +174,19 @@ export function spawnServer(env: Record<string, string>, options: { timeoutMs?: 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls /readyz until the job limiter shows at least `running` running and `waiting` waiting jobs. */
+export async function waitForJobs(base: string, running: number, waiting = 0, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(`${base}/readyz`);
+      const jobs = ((await r.json()) as { jobs?: { running: number; waiting: number } }).jobs;
+      if (jobs && jobs.running >= running && jobs.waiting >= waiting) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(20);
+  }
+  throw new Error(`jobs did not reach running=${running} waiting=${waiting}`);
+}

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { JobLimiter } from '../../server/middleware.js';
 import { gradient } from '../helpers/images.js';
-import { bodyOf, get, post, rawRequest, sleep, startTestServer, statusOf, TEST_KEY, type TestServer } from '../helpers/server.js';
+import { bodyOf, get, post, rawRequest, sleep, startTestServer, statusOf, TEST_KEY, waitForJobs, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 const input = gradient(64, 48);
@@ -43,7 +43,7 @@ test('a burst of 4 slow jobs with 1 running and 1 queued: 2 succeed, 2 get 503 o
 
 test('when the queue is already full, a new request is refused before its body is read', async () => {
   const running = [post(server.url, '/images/edit', { input, operations: SLOW, format: 'jpeg', output: 'raw' }), post(server.url, '/images/edit', { input, operations: SLOW, format: 'jpeg', output: 'raw' })];
-  await sleep(150);
+  await waitForJobs(server.url, 1, 1);
   // answered within the 800 ms window without sending any body byte
   const { text } = await rawRequest(server.port, [`POST /images/edit HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${TEST_KEY}\r\nContent-Type: multipart/form-data; boundary=q\r\nContent-Length: 20000000\r\n\r\n`], { waitMs: 800 });
   assert.is(statusOf(text), 503, text);

@@ -4,9 +4,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdir, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { join } from 'node:path';
 import { gradient } from '../helpers/images.js';
-import { get, post, sleep, spawnServer, tempDir, TEST_KEY } from '../helpers/server.js';
+import { get, post, sleep, spawnServer, tempDir, TEST_KEY, waitForJobs } from '../helpers/server.js';
 
 const png = gradient(64, 48);
 const SLOW = JSON.stringify([{ resize: { width: 3000, height: 3000, fit: 'cover' } }, { blur: 40 }]);
@@ -50,15 +51,17 @@ test('a stored result is still downloadable after a restart; leftover temp files
 test('SIGTERM: the in-flight request finishes (its result written), new connections are refused, exit 0', async () => {
   const server = await spawnServer({ MATTE_API_KEYS: TEST_KEY, MATTE_RESULTS_DIR: dir, MATTE_CONCURRENCY: '1' });
   const inFlight = post(server.url, '/images/edit', { input: png, operations: SLOW, format: 'jpeg' });
-  await sleep(250);
+  await waitForJobs(server.url, 1);
   server.child.kill('SIGTERM');
   await sleep(100);
-  let refused = false;
-  try {
-    await fetch(`${server.url}/healthz`);
-  } catch {
-    refused = true;
-  }
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
   const r = await inFlight;
   assert.is(r.status, 200, r.body.toString());
   const { id } = r.json();
