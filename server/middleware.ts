@@ -125,11 +125,15 @@ export function overloaded(): HttpError {
 }
 
 /**
- * At most `concurrency` jobs at once; up to `queueLimit` more wait in order; beyond that, acquire()
- * throws 503 overloaded. A waiter whose request goes away leaves the queue.
+ * Admission and job slots. A request is admitted when it arrives (before its body is read) while
+ * fewer than `concurrency + queueLimit` requests are admitted, so at most that many uploads are
+ * held in memory at once; beyond it, 503 overloaded. An admitted request runs its job in one of
+ * `concurrency` slots, the others waiting in arrival order (at most `queueLimit` of them, since
+ * admission bounds them). A waiter whose request goes away leaves the queue.
  */
 export class JobLimiter {
   private running = 0;
+  private admitted = 0;
   private readonly waiting: Array<{ grant: () => void }> = [];
 
   constructor(
@@ -137,13 +141,25 @@ export class JobLimiter {
     readonly queueLimit: number,
   ) {}
 
-  get stats(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
+  get stats(): { admitted: number; running: number; waiting: number } {
+    return { admitted: this.admitted, running: this.running, waiting: this.waiting.length };
   }
 
-  /** Whether a new job would be refused now. */
+  /** Whether a new request would be refused now. */
   full(): boolean {
-    return this.running >= this.concurrency && this.waiting.length >= this.queueLimit;
+    return this.admitted >= this.concurrency + this.queueLimit;
+  }
+
+  /** Admits a request (throws 503 overloaded when full); returns the function that ends it. */
+  admit(): () => void {
+    if (this.full()) throw overloaded();
+    this.admitted++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.admitted--;
+    };
   }
 
   /** Waits for a slot; resolves to its release function. */
@@ -192,10 +208,14 @@ export class JobLimiter {
   }
 }
 
-/** Refuses a request before its body is read when the queue is already full. */
+/** Admits an image request before its body is read, or refuses it with 503 when full. */
 export function shedLoad(limiter: JobLimiter) {
   return async (_ctx: Context, next: Next) => {
-    if (limiter.full()) throw overloaded();
-    await next();
+    const done = limiter.admit();
+    try {
+      await next();
+    } finally {
+      done();
+    }
   };
 }

@@ -53,27 +53,28 @@ test('when the queue is already full, a new request is refused before its body i
   assert.equal(statuses, [200, 200]);
 });
 
-test('JobLimiter: runs at most `concurrency`, queues up to the limit in order, refuses beyond', async () => {
+test('JobLimiter: admits concurrency + queueLimit requests, refuses beyond, runs at most `concurrency` jobs in order', async () => {
   const limiter = new JobLimiter(2, 2);
+  const admissions = [1, 2, 3, 4].map(() => limiter.admit());
+  assert.ok(limiter.full());
+  assert.throws(() => limiter.admit(), (e: any) => e.status === 503 && e.code === 'overloaded' && e.headers['Retry-After']);
+  admissions[0]!();
+  admissions[0]!(); // idempotent
+  assert.not.ok(limiter.full());
   let active = 0;
   let peak = 0;
-  const order: number[] = [];
   const job = (n: number) => async () => {
     active++;
     peak = Math.max(peak, active);
     await sleep(30);
-    order.push(n);
     active--;
     return n;
   };
   const runs = [1, 2, 3, 4].map((n) => limiter.run(job(n)));
-  assert.ok(limiter.full());
-  let refused = false;
-  await limiter.run(job(5)).catch((e) => (refused = e.status === 503 && e.code === 'overloaded'));
-  assert.ok(refused);
+  assert.equal(limiter.stats, { admitted: 3, running: 2, waiting: 2 });
   assert.equal(await Promise.all(runs), [1, 2, 3, 4]);
   assert.is(peak, 2);
-  assert.equal(limiter.stats, { running: 0, waiting: 0 });
+  assert.equal(limiter.stats, { admitted: 3, running: 0, waiting: 0 });
 });
 
 test('JobLimiter: a queued job whose client went away leaves the queue', async () => {
@@ -85,9 +86,9 @@ test('JobLimiter: a queued job whose client went away leaves the queue', async (
   let code = '';
   await second.catch((e) => (code = e.code));
   assert.is(code, 'client_closed');
-  assert.equal(limiter.stats, { running: 1, waiting: 0 });
+  assert.equal(limiter.stats, { admitted: 0, running: 1, waiting: 0 });
   await first;
-  assert.equal(limiter.stats, { running: 0, waiting: 0 });
+  assert.equal(limiter.stats, { admitted: 0, running: 0, waiting: 0 });
 });
 
 test.run();
