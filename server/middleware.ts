@@ -59,26 +59,21 @@ export function drainUnreadBody(options: LingerOptions) {
       if (!req.complete) {
         ctx.res.once('finish', () => {
           if (req.complete || req.destroyed) return;
+          // Node discards the rest of the body itself (it no longer reaches 'data' listeners once
+          // the response is done), so progress is read from the socket's byte counter.
           req.unpipe();
-          let drained = 0;
-          const socket = req.socket;
-          const stop = () => {
-            clearTimeout(timer);
-            req.off('data', onData);
-            if (!req.complete) socket.destroy();
-          };
-          const onData = (chunk: Buffer) => {
-            drained += chunk.length;
-            if (drained > options.maxDrainBytes) stop();
-          };
-          const timer = setTimeout(stop, options.lingerMs);
-          timer.unref();
-          req.on('data', onData);
-          req.once('end', () => {
-            clearTimeout(timer);
-            req.off('data', onData);
-          });
           req.resume();
+          const socket = req.socket;
+          const startBytes = socket.bytesRead;
+          const started = Date.now();
+          const timer = setInterval(() => {
+            if (req.complete || socket.destroyed) clearInterval(timer);
+            else if (Date.now() - started >= options.lingerMs || socket.bytesRead - startBytes > options.maxDrainBytes) {
+              clearInterval(timer);
+              socket.destroy();
+            }
+          }, 50);
+          timer.unref();
         });
       }
     }

@@ -74,6 +74,33 @@ test('a chunked upload that never ends is cut at the limit with 413', async () =
   await healthy();
 });
 
+test('a refused client that keeps sending gets its 401, then the server drains a bounded amount and closes', async () => {
+  const socket = net.connect(server.port, '127.0.0.1');
+  let text = '';
+  let closedByServer = false;
+  socket.on('data', (d) => (text += d.toString('latin1')));
+  socket.on('error', () => (closedByServer = true));
+  socket.on('end', () => (closedByServer = true));
+  socket.on('close', () => (closedByServer = true));
+  await new Promise((r) => socket.on('connect', r));
+  socket.write(`POST /images/edit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+  const block = Buffer.alloc(64 * 1024, 5);
+  let sent = 0;
+  // send up to 4 MiB: far more than the drain cap (limit + 1 MiB), the server must cut us off
+  while (!closedByServer && sent < 4 * 1024 * 1024) {
+    const ok = socket.write(block);
+    sent += block.length;
+    if (!ok) await Promise.race([new Promise((r) => socket.once('drain', r)), sleep(200)]);
+    else await sleep(2);
+  }
+  for (let i = 0; i < 100 && !closedByServer; i++) await sleep(20);
+  socket.destroy();
+  assert.is(statusOf(text), 401, text.slice(0, 200));
+  assert.ok(closedByServer, 'the server closed the connection');
+  assert.ok(sent < 4 * 1024 * 1024, `closed after ${sent} bytes`);
+  await healthy();
+});
+
 test('malformed multipart bodies are 400 invalid_multipart', async () => {
   const bodies: Array<[string, Buffer]> = [
     ['no boundary', Buffer.from('whatever')],

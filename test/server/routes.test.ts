@@ -20,7 +20,7 @@ function assertError(reply: Reply, status: number, code: string, path?: string) 
 }
 
 test.before(async () => {
-  server = await startTestServer({ MATTE_MAX_INPUT_PIXELS: '1000000' });
+  server = await startTestServer({ MATTE_MAX_INPUT_PIXELS: '1000000', MATTE_MAX_ANIMATION_FRAMES: '5' });
 });
 test.after(async () => {
   await server.close();
@@ -219,6 +219,13 @@ test('a file that is not an accepted image is 415 unsupported_image (by content,
 test('more pixels than MATTE_MAX_INPUT_PIXELS is 413 image_too_large', async () => {
   const big = solid(1001, 1000, [1, 2, 3]);
   assertError(await post(server.url, '/images/edit', { input: big, operations: '[{"flip":"h"}]' }), 413, 'image_too_large');
+});
+
+test('more frames than MATTE_MAX_ANIMATION_FRAMES is 413 image_too_large; with anim=false one frame is used', async () => {
+  const colours: Array<[number, number, number]> = [[1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [5, 0, 0], [6, 0, 0]];
+  const gif = makeGif(4, 4, colours);
+  assertError(await post(server.url, '/images/edit', { input: gif, operations: '[{"flip":"h"}]', format: 'gif' }), 413, 'image_too_large');
+  assert.is((await post(server.url, '/images/edit', { input: gif, operations: '[{"flip":"h"}]', format: 'gif', anim: 'false', output: 'raw' })).status, 200);
 });
 
 test('a body that is not multipart is 400 invalid_multipart', async () => {
