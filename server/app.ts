@@ -2,6 +2,7 @@
 //
 //   request id + access log -> shutdown marker -> bounded drain of unread bodies -> JSON errors
 //   -> router (image routes: API key -> load shedding -> form -> job limiter) -> 404 / 405
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
@@ -136,6 +137,27 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
   server.on('checkContinue', (req, res) => {
     (req as unknown as Record<symbol, unknown>)[EXPECTS_CONTINUE] = true;
     handler(req, res);
+  });
+  // Requests Node refuses before Koa sees them (unparsable HTTP, headers too large, the timeout
+  // backstop) still get the JSON error body and an X-Request-Id.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, code, message] =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'the request headers are too large']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'request_timeout', 'the request was not received in time']
+          : [400, 'bad_request', 'the request is not valid HTTP/1.1'];
+    const requestId = randomUUID();
+    const body = JSON.stringify({ error: { code, message } });
+    services.logger.info({ reqId: requestId, status, code, err: { code: err.code } }, 'request refused by the HTTP parser');
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   server.requestTimeout = config.requestTimeoutMs + 5000; // a backstop: readForm answers 408 first
   server.headersTimeout = Math.min(60_000, server.requestTimeout);

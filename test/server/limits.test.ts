@@ -101,6 +101,17 @@ test('a refused client that keeps sending gets its 401, then the server drains a
   await healthy();
 });
 
+test('a request that is not HTTP gets a JSON 400 with an X-Request-Id; oversized headers 431', async () => {
+  const { text } = await rawRequest(server.port, ['THIS IS NOT HTTP\r\n\r\n'], { waitMs: 2000 });
+  assert.is(statusOf(text), 400, text);
+  assert.match(text, /X-Request-Id: [0-9a-f-]{36}/);
+  assert.is(bodyOf(text).error.code, 'bad_request');
+  const huge = await rawRequest(server.port, [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`], { waitMs: 2000 });
+  assert.is(statusOf(huge.text), 431, huge.text);
+  assert.is(bodyOf(huge.text).error.code, 'headers_too_large');
+  await healthy();
+});
+
 test('malformed multipart bodies are 400 invalid_multipart', async () => {
   const bodies: Array<[string, Buffer]> = [
     ['no boundary', Buffer.from('whatever')],
