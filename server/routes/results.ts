@@ -37,6 +37,9 @@ export function matchesEtag(header: string, etag: string): boolean {
 }
 
 const notFound = () => new HttpError(404, 'not_found', 'no such result: it expired or never existed');
+const throwNotFound = (): never => {
+  throw notFound();
+};
 
 export function resultsRoute(router: Router, services: Services): void {
   router.get('/images/results/:name', async (ctx) => {
@@ -68,13 +71,13 @@ export function resultsRoute(router: Router, services: Services): void {
     if (range) {
       ctx.status = 206;
       ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${result.size}`);
-      if (ctx.method !== 'HEAD') ctx.body = services.store.read(result, range);
+      if (ctx.method !== 'HEAD') ctx.body = (await services.store.read(result, range)) ?? throwNotFound();
       ctx.length = range.end - range.start + 1;
       return;
     }
     // For HEAD no file is opened: Koa sends the status and headers only.
     ctx.status = 200;
-    if (ctx.method !== 'HEAD') ctx.body = services.store.read(result);
+    if (ctx.method !== 'HEAD') ctx.body = (await services.store.read(result)) ?? throwNotFound();
     ctx.length = result.size;
   });
 }

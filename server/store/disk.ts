@@ -8,7 +8,6 @@
 // files and expired results are deleted and the rest indexed: a restart keeps unexpired results.
 // ids are 144 random bits in base64url (24 characters), which contains no '.'.
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -128,10 +127,17 @@ export class DiskResultStore implements ResultStore {
     return result;
   }
 
-  read(result: StoredResult, range?: { start: number; end: number }): Readable {
+  async read(result: StoredResult, range?: { start: number; end: number }): Promise<Readable | undefined> {
     const entry = this.index.get(result.id);
-    if (!entry) throw new Error('result is gone');
-    return createReadStream(join(this.dir, entry.file), range ? { start: range.start, end: range.end } : {});
+    if (!entry) return undefined;
+    let handle;
+    try {
+      handle = await open(join(this.dir, entry.file), 'r'); // opened before answering: a sweep after this is harmless
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   async sweep(): Promise<number> {

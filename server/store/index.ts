@@ -21,8 +21,8 @@ export interface ResultStore {
   put(data: Buffer, meta: { ext: string; mediaType: string }): Promise<StoredResult>;
   /** The result, or undefined when unknown or expired. */
   get(id: string): Promise<StoredResult | undefined>;
-  /** The bytes of a result, whole or the inclusive range [start, end]. */
-  read(result: StoredResult, range?: { start: number; end: number }): Readable;
+  /** The bytes of a result, whole or the inclusive range [start, end]; undefined when it is gone. */
+  read(result: StoredResult, range?: { start: number; end: number }): Promise<Readable | undefined>;
   /** Deletes expired results; returns how many. */
   sweep(): Promise<number>;
   /** Whether a result can be written now (for /readyz). */
