@@ -113,7 +113,7 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
       req.off('data', count);
       req.off('close', onClose);
       if (err) {
-        // Stop parsing what is left; the response is sent and the rest drained (see lingering.ts).
+        // Stop parsing what is left; the response is sent and the rest drained (drainUnreadBody).
         req.unpipe();
         reject(err);
       } else {
