@@ -27,7 +27,7 @@ test('a burst of 4 slow jobs with 1 running and 1 queued: 2 succeed, 2 get 503 o
   const health = await get(server.url, '/healthz');
   const healthMs = Date.now() - started;
   assert.is(health.status, 200);
-  assert.ok(healthMs < 300, `healthz took ${healthMs} ms during image work`);
+  assert.ok(healthMs < 500, `healthz took ${healthMs} ms during image work`);
 
   const replies = await Promise.all(burst);
   const statuses = replies.map((r) => r.status).sort();
