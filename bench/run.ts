@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { OUT, ROOT, ensureDirs, runWorker, type Timing } from './common.js';
+import { OUT, ROOT, ensureDirs, runWorker, summarise, type Timing } from './common.js';
 import { INPUT_FILES, PIPELINES, modelSizeInput } from './pipelines.js';
 
 const argv = process.argv.slice(2);
@@ -17,9 +17,36 @@ const quick = argv.includes('--quick');
 const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'http']).map((s) => s.trim());
 const threads = availableParallelism();
 
+// Each measurement is split into `rounds` child processes per tool, run alternately (matte,
+// peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
+// both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], warmup: 100 } }
-  : { editWarmup: 2, editRuns: 11, bgWarmup: 2, bgRuns: 9, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], warmup: 200 } };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], warmup: 100 } }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], warmup: 200 } };
+
+/** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
+function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing }>(rounds: T[]): T {
+  const first = rounds[0]!;
+  const pooled: T = { ...first, timing: summarise(rounds.flatMap((r) => r.timing.runs)), peakRssMB: Math.max(...rounds.map((r) => r.peakRssMB)) };
+  if (first.inference) pooled.inference = summarise(rounds.flatMap((r) => r.inference!.runs));
+  return pooled;
+}
+
+/** Runs the workers `budget.rounds` times alternately, and pools each one's rounds. */
+async function alternate<A, B>(a: () => Promise<A>, b: () => Promise<B>): Promise<[A[], B[]]> {
+  const as: A[] = [];
+  const bs: B[] = [];
+  for (let round = 0; round < budget.rounds; round++) {
+    if (round % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const fmt = (v: number | null | undefined, digits = 1) => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
@@ -59,12 +86,16 @@ interface Target {
 }
 
 async function benchEdit(targets: Target[]) {
-  log(`\n## Edit: matte lib/ vs sharp (${threads} libvips threads each, ${budget.editWarmup} warm-up + ${budget.editRuns} timed runs, one process per tool and pipeline)`);
+  log(`\n## Edit: matte lib/ vs sharp (${threads} libvips threads each, ${budget.rounds} x (${budget.editWarmup} warm-up + ${budget.editRuns} timed runs), one process per tool, pipeline and round)`);
   const results: Record<string, { matte: EditResult; sharp: EditResult; compare?: Comparison }> = {};
   for (const p of PIPELINES) {
     const args = { pipeline: p.id, warmup: budget.editWarmup, runs: budget.editRuns, threads };
-    const matte = await runWorker<EditResult>('matte-edit', args);
-    const sharp = await runWorker<EditResult>('sharp-edit', args);
+    const [matteRounds, sharpRounds] = await alternate(
+      () => runWorker<EditResult>('matte-edit', args),
+      () => runWorker<EditResult>('sharp-edit', args),
+    );
+    const matte = pool(matteRounds);
+    const sharp = pool(sharpRounds);
     results[p.id] = { matte, sharp };
     log(`  ${p.id}: matte ${fmt(matte.timing.median)} ms, sharp ${fmt(sharp.timing.median)} ms`);
   }
@@ -104,7 +135,7 @@ async function benchEdit(targets: Target[]) {
 
 async function benchBackground(targets: Target[]) {
   const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
-  log(`\n## Background removal: matte removeBackground vs onnxruntime-node + sharp (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs)`);
+  log(`\n## Background removal: matte removeBackground vs onnxruntime-node + sharp (${budget.rounds} x (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs))`);
   const models: string[] = [];
   const skipped: Record<string, string> = {};
   for (const name of budget.models) {
@@ -127,19 +158,29 @@ async function benchBackground(targets: Target[]) {
   for (const model of models) {
     const { width: mw, height: mh } = registry.models[model].input;
     // matte on the photo already at the model's size: about matte's own inference + fixed costs.
-    const atModelSize = await runWorker<any>('matte-bg', { model, input: modelSizeInput(mw, mh), warmup: budget.bgWarmup, runs: budget.bgRuns, threads, control: false });
+    const sizedRounds = [];
+    for (let i = 0; i < budget.rounds; i++) {
+      sizedRounds.push(await runWorker<any>('matte-bg', { model, input: modelSizeInput(mw, mh), warmup: budget.bgWarmup, runs: budget.bgRuns, threads, control: false }));
+    }
+    const atModelSize = pool(sizedRounds);
     results[`${model} model-size input`] = atModelSize;
     log(`  ${model}: matte on a ${mw}x${mh} input (about its own inference): ${fmt(atModelSize.timing.median)} ms`);
     for (const input of [INPUT_FILES.lenna, INPUT_FILES.photo]) {
       const key = `${model} ${input}`;
       const common = { model, input, warmup: budget.bgWarmup, runs: budget.bgRuns, threads };
-      const matte = await runWorker<any>('matte-bg', common);
-      const js = await runWorker<any>('js-matte', {
-        ...common,
-        modelPath: join(modelsDir, `${model}.onnx`),
-        entry: registry.models[model],
-        controlInput: matte.controlInput,
-      });
+      const [matteRounds, jsRounds] = await alternate(
+        () => runWorker<any>('matte-bg', common),
+        () =>
+          runWorker<any>('js-matte', {
+            ...common,
+            modelPath: join(modelsDir, `${model}.onnx`),
+            entry: registry.models[model],
+            // made by the matte-bg worker of the first round
+            controlInput: join(OUT, 'outputs', `matte-model-input-${model}-${input.replace(/\.\w+$/, '')}.png`),
+          }),
+      );
+      const matte = pool(matteRounds);
+      const js = pool(jsRounds);
       const pairs = [{ name: 'mattes', a: matte.output.file, b: js.output.file, mode: 'alpha' }];
       if (js.control) pairs.push({ name: 'control', a: matte.output.file, b: js.control, mode: 'alpha' });
       const compared = await runWorker<Comparison[]>('compare', { pairs });

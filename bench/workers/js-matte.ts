@@ -7,7 +7,7 @@
 // To compare like with like, the ONNX Runtime session gets matte's settings (native/matte/model.cc:
 // `threads` intra-op threads, 1 inter-op, all graph optimisations, no memory pattern, no spinning)
 // and the resize kernels are matte's (lanczos3 down to the model size, linear back up).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
@@ -164,12 +164,12 @@ async function main(): Promise<void> {
   // by the matte-bg worker), so that a difference of the mattes can be told apart from a
   // difference of the two libvips' resamplers, to which the model is sensitive.
   let control: string | undefined;
-  if (args.controlInput) {
+  if (args.controlInput && existsSync(args.controlInput)) {
     const small = await sharp(args.controlInput).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     if (small.info.width === W && small.info.height === H) {
       const alpha = await alphaFor(small.data, last!.width, last!.height);
       control = join(OUTPUTS, `js-bg-control-${args.model}-${args.input.replace(/\.\w+$/, '')}.png`);
-      await sharp(alpha, { raw: { width: last!.width, height: last!.height, channels: 1 } }).png().toFile(control);
+      await sharp(alpha, { raw: { width: last!.width, height: last!.height, channels: 1 } }).toColourspace('b-w').png().toFile(control);
     }
   }
   finish(args, {
