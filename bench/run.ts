@@ -116,12 +116,13 @@ async function benchEdit(targets: Target[]) {
       `${fmt(matte.peakRssMB, 0)} / ${fmt(sharp.peakRssMB, 0)}`,
       fmt(ratio(matte.peakRssMB, sharp.peakRssMB), 2),
       `${fmt(matte.rssBeforeMB, 0)} / ${fmt(sharp.rssBeforeMB, 0)}`,
+      `${fmt(matte.peakRssMB - matte.rssBeforeMB, 0)} / ${fmt(sharp.peakRssMB - sharp.rssBeforeMB, 0)}`,
       dims === sharpDims ? dims : `${dims} vs ${sharpDims} (DIFFERENT)`,
       fmt(compare?.mad, 2),
       `${matte.output.bytes} / ${sharp.output.bytes}`,
     ];
   });
-  log(table(['pipeline', 'matte ms med/min', 'sharp ms med/min', 'time matte/sharp', 'peak RSS MB m/s', 'RSS matte/sharp', 'RSS at start m/s', 'output', 'mean |diff|', 'bytes m/s'], rows));
+  log(table(['pipeline', 'matte ms med/min', 'sharp ms med/min', 'time matte/sharp', 'peak RSS MB m/s', 'RSS matte/sharp', 'RSS at start m/s', 'peak - start m/s', 'output', 'mean |diff|', 'bytes m/s'], rows));
   for (const p of PIPELINES) {
     const { matte, sharp, compare } = results[p.id]!;
     const t = ratio(matte.timing.median, sharp.timing.median);
