@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { INPUTS, OUTPUTS, finish, memory, time, workerArgs, type WorkerArgs } from '../common.js';
+import { fromHalf, toHalf } from '../half.js';
 
 interface Entry {
   input: { width: number; height: number; divide: number | 'max'; mean: number[]; std: number[] };
@@ -28,33 +29,6 @@ interface Args extends WorkerArgs {
   threads: number;
   /** A W x H image made by matte from the same input (square inputs only), see below. */
   controlInput?: string;
-}
-
-// float32 <-> IEEE half, for models whose input or output is float16.
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-function toHalf(value: number): number {
-  f32[0] = value;
-  const x = u32[0]!;
-  const sign = (x >>> 16) & 0x8000;
-  let exp = ((x >>> 23) & 0xff) - 127 + 15;
-  let mant = x & 0x7fffff;
-  if (exp <= 0) {
-    if (exp < -10) return sign;
-    mant = (mant | 0x800000) >>> (1 - exp);
-    return sign | ((mant + 0x1000) >>> 13);
-  }
-  if (exp >= 31) return sign | 0x7c00;
-  const half = sign | (exp << 10) | (mant >>> 13);
-  return mant & 0x1000 ? half + 1 : half;
-}
-function fromHalf(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >>> 10) & 0x1f;
-  const mant = h & 0x3ff;
-  if (exp === 0) return sign * mant * 2 ** -24;
-  if (exp === 31) return mant ? NaN : sign * Infinity;
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
 }
 
 async function main(): Promise<void> {
