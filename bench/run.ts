@@ -48,7 +48,11 @@ async function alternate<A, B>(a: () => Promise<A>, b: () => Promise<B>): Promis
   return [as, bs];
 }
 
-const log = (line = '') => process.stdout.write(`${line}\n`);
+const transcript: string[] = [];
+const log = (line = '') => {
+  transcript.push(line);
+  process.stdout.write(`${line}\n`);
+};
 const fmt = (v: number | null | undefined, digits = 1) => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
 const ratio = (a: number, b: number) => a / b;
 
@@ -277,6 +281,7 @@ async function main(): Promise<void> {
   writeFileSync(file, JSON.stringify(report, null, 2));
   writeFileSync(join(OUT, quick ? 'latest-quick.json' : 'latest.json'), JSON.stringify(report, null, 2));
   log(`\n${Math.round(report.seconds as number)} s; load ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end; results in ${file}`);
+  writeFileSync(join(OUT, quick ? 'latest-quick.md' : 'latest.md'), `${transcript.join('\n')}\n`);
 }
 
 main().catch((err) => {
