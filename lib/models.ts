@@ -72,12 +72,18 @@ export async function sha256File(path: string): Promise<string> {
 
 /**
  * Loads a model by registry name (default: MATTE_MODEL, else the registry's default) and makes it
- * the one removeBackground uses. `threads` is ONNX Runtime's intra-op thread count per job.
+ * the one removeBackground uses. `threads` is ONNX Runtime's intra-op thread count per job; `dir`
+ * the directory holding `<name>.onnx` (default modelsDir()); `entry` a registry entry to use
+ * instead of the registry's own for that name.
  */
-export async function loadModel(name?: string, options: { threads?: number; dir?: string } = {}): Promise<LoadedModel> {
+export async function loadModel(
+  name?: string,
+  options: { threads?: number; dir?: string; entry?: ModelEntry } = {},
+): Promise<LoadedModel> {
   const registry = await modelRegistry();
   const chosen = name ?? (process.env.MATTE_MODEL || registry.default);
-  const entry = registry.models[chosen];
+  // `entry` stands in for the registry's entry of that name (a model not in models/registry.json).
+  const entry = options.entry ?? registry.models[chosen];
   if (!entry) {
     throw new MatteError('model_error', `unknown model "${chosen}" (registry: ${Object.keys(registry.models).join(', ')})`);
   }

@@ -37,9 +37,30 @@ async function modelMembers(entry: ModelEntry, tarball: string, scratch: string)
   if (!resources) throw new Error('registry entry has neither source.files nor source.resources');
   await extract(tarball, scratch, [resources.index]);
   const index = JSON.parse(await readFile(join(scratch, resources.index), 'utf8'));
-  const item = index[resources.key];
-  if (!item?.chunks) throw new Error(`${resources.index} has no chunks for ${resources.key}`);
-  return item.chunks.map((c: { name: string }) => `${resources.dir}/${c.name}`);
+  const item = index[resources.key] as ResourceItem | undefined;
+  if (!Array.isArray(item?.chunks) || !item.chunks.length) throw new Error(`${resources.index} has no chunks for ${resources.key}`);
+  // img.ly's resources.json names each chunk by its sha256 (`hash`) and gives its byte range
+  // (`offsets`); the ranges must follow each other from 0 to `size`, so nothing is missing or reordered.
+  let end = 0;
+  const members = item.chunks.map((chunk) => {
+    const file = chunk.hash ?? chunk.name;
+    if (!file || !/^[\w.-]+$/.test(file)) throw new Error(`${resources.index}: a chunk of ${resources.key} has no usable file name`);
+    if (chunk.offsets) {
+      if (chunk.offsets[0] !== end) throw new Error(`${resources.index}: the chunks of ${resources.key} are not contiguous`);
+      end = chunk.offsets[1];
+    }
+    return `${resources.dir}/${file}`;
+  });
+  if (item.size !== undefined && end !== 0 && end !== item.size) {
+    throw new Error(`${resources.index}: the chunks of ${resources.key} cover ${end} bytes, not ${item.size}`);
+  }
+  return members;
+}
+
+/** One entry of an img.ly-style resources.json. */
+interface ResourceItem {
+  chunks: Array<{ hash?: string; name?: string; offsets?: [number, number] }>;
+  size?: number;
 }
 
 export async function fetchModel(name: string, options: { quiet?: boolean; dir?: string } = {}): Promise<string> {

@@ -40,6 +40,9 @@ class Model {
   std::vector<uint8_t> infer(std::vector<float> &&chw) const;
 
  private:
+  void open();
+  std::vector<uint8_t> run(std::vector<float> &chw) const;
+
   ModelSpec spec_;
   std::unique_ptr<Ort::Session> session_;
   std::string input_name_;

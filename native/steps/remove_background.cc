@@ -1,5 +1,6 @@
 // removeBackground: the model's matte becomes the alpha band, at the full resolution of the image
 // at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
+#include "../errors.h"
 #include "../matte/model.h"
 #include "steps.h"
 
@@ -40,8 +41,13 @@ VImage remove_background(const VImage &in, const Model &model) {
   VImage rgb = in;
   if (in.has_alpha()) {
     if (in.extract_band(in.bands() - 1).min() < 255) return in;
-    rgb = in.extract_band(0, VImage::option()->set("n", 3));
+    rgb = in.extract_band(0, VImage::option()->set("n", in.bands() - 1));
   }
+  // The loader gives 8-bit sRGB; this keeps to_planar's 3-bytes-a-pixel reading safe whatever a
+  // step before gave.
+  if (rgb.bands() != 3) rgb = rgb.colourspace(VIPS_INTERPRETATION_sRGB);
+  if (rgb.format() != VIPS_FORMAT_UCHAR) rgb = rgb.cast(VIPS_FORMAT_UCHAR);
+  if (rgb.bands() != 3) throw Error("internal", "removeBackground needs a 3-band colour image");
   const ModelSpec &spec = model.spec();
   VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
   std::vector<uint8_t> matte = model.infer(to_planar(small, spec));
