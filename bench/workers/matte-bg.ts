@@ -1,7 +1,9 @@
 // matte's removeBackground (png), end to end, for one model and one input, in its own process.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configure, edit, loadModel, modelRegistry, removeBackground } from '../../lib/index.js';
+import { PNG } from 'pngjs';
+import { configure, edit, loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
+import { addon, type NativeModel } from '../../lib/native.js';
 import { INPUTS, OUTPUTS, finish, memory, time, workerArgs, type WorkerArgs } from '../common.js';
 
 interface Args extends WorkerArgs {
@@ -12,13 +14,33 @@ interface Args extends WorkerArgs {
   threads: number;
   /** Also make the model-size image for js-matte's same-input control (default true). */
   control?: boolean;
+  /** A model-size PNG: also time the addon's infer() (the model alone, in matte's own ONNX Runtime) on it. */
+  inferInput?: string;
+}
+
+/** The normalised planar tensor that native/steps/remove_background.cc feeds the model. */
+function planar(file: string, entry: ModelEntry): Float32Array {
+  const png = PNG.sync.read(readFileSync(file));
+  const pixels = png.width * png.height;
+  let divide = entry.input.divide === 'max' ? 0 : entry.input.divide;
+  if (!divide) {
+    divide = 1;
+    for (let i = 0; i < pixels * 4; i++) if (i % 4 !== 3 && png.data[i]! > divide) divide = png.data[i]!;
+  }
+  const chw = new Float32Array(pixels * 3);
+  for (let c = 0; c < 3; c++) {
+    const scale = 1 / (divide * entry.input.std[c]!);
+    const offset = -entry.input.mean[c]! / entry.input.std[c]!;
+    for (let i = 0; i < pixels; i++) chw[c * pixels + i] = png.data[i * 4 + c]! * scale + offset;
+  }
+  return chw;
 }
 
 async function main(): Promise<void> {
   const args = workerArgs<Args>();
   configure({ concurrency: 1, threads: args.threads });
   const loadStart = process.hrtime.bigint();
-  await loadModel(args.model, { threads: args.threads });
+  const model = await loadModel(args.model, { threads: args.threads });
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
   const input = readFileSync(join(INPUTS, args.input));
   const before = memory();
@@ -26,6 +48,13 @@ async function main(): Promise<void> {
   const timing = await time(async () => {
     last = await removeBackground(input, { format: 'png' });
   }, args.warmup, args.runs);
+  // The model alone, in matte's own runtime, when the addon has infer() (added with IS-Net).
+  const infer = (addon as unknown as { infer?: (m: NativeModel, chw: Float32Array) => Promise<unknown> }).infer;
+  let inference: Awaited<ReturnType<typeof time>> | undefined;
+  if (args.inferInput && typeof infer === 'function') {
+    const chw = planar(join(INPUTS, args.inferInput), model.entry);
+    inference = await time(() => infer.call(addon, model.handle, chw), 1, Math.max(args.runs, 3));
+  }
   const after = memory(); // before the control below, which is not part of the measurement
   const output = join(OUTPUTS, `matte-bg-${args.model}-${args.input.replace(/\.\w+$/, '')}.png`);
   writeFileSync(output, last!.data);
@@ -44,6 +73,7 @@ async function main(): Promise<void> {
     input: args.input,
     loadMs,
     timing,
+    inference,
     output: { file: output, width: last!.width, height: last!.height, bytes: last!.data.length },
     controlInput,
     rssBeforeMB: before.rssMB,
