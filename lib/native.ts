@@ -52,6 +52,8 @@ export interface NativeInferenceResult {
 export interface Addon {
   run(input: Buffer | string, plan: NativePlan, model: NativeModel | undefined): Promise<NativeResult>;
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
+  /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
+  infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
   configure(options: { vipsThreads: number }): void;
   versions(): { libvips: string; onnxruntime: string };
 }

@@ -273,6 +273,40 @@ Napi::Value LoadModel(const Napi::CallbackInfo &info) {
   });
 }
 
+// ---- infer: the model alone on a planar float tensor (benchmarks and tests) -----------------
+
+class InferWorker : public Worker {
+ public:
+  InferWorker(Napi::Env env, ModelPtr model, std::vector<float> chw)
+      : Worker(env), model_(std::move(model)), chw_(std::move(chw)) {}
+
+ protected:
+  void Work() override { matte_ = model_->infer(std::move(chw_)); }
+  Napi::Value Result(Napi::Env env) override {
+    Napi::Object result = Napi::Object::New(env);
+    result.Set("data", Napi::Buffer<uint8_t>::Copy(env, matte_.data(), matte_.size()));
+    result.Set("width", model_->spec().input_width);
+    result.Set("height", model_->spec().input_height);
+    return result;
+  }
+
+ private:
+  ModelPtr model_;
+  std::vector<float> chw_;
+  std::vector<uint8_t> matte_;
+};
+
+Napi::Value Infer(const Napi::CallbackInfo &info) {
+  return start(info.Env(), [&]() {
+    ModelPtr model = model_from(info[0]);
+    if (!model) throw Error("internal", "infer needs a model");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+      throw Error("internal", "infer needs a Float32Array");
+    Napi::Float32Array array = info[1].As<Napi::Float32Array>();
+    return new InferWorker(info.Env(), model, std::vector<float>(array.Data(), array.Data() + array.ElementLength()));
+  });
+}
+
 // ---- configuration and versions -----------------------------------------------------------
 
 Napi::Value Configure(const Napi::CallbackInfo &info) {
@@ -302,6 +336,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, [](const gchar *, GLogLevelFlags, const gchar *, gpointer) {}, nullptr);
   exports.Set("run", Napi::Function::New(env, Run));
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
+  exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
   return exports;
