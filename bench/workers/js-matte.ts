@@ -27,6 +27,8 @@ interface Args extends WorkerArgs {
   warmup: number;
   runs: number;
   threads: number;
+  /** ONNX Runtime's CPU memory arena (default on, as onnxruntime-node has it). */
+  arena?: boolean;
   /** A W x H image made by matte from the same input (square inputs only), see below. */
   controlInput?: string;
 }
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     enableMemPattern: false,
+    enableCpuMemArena: args.arena ?? true,
     executionMode: 'sequential',
     extra: { session: { intra_op: { allow_spinning: '0' } } },
   });
