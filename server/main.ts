@@ -33,7 +33,7 @@ if (process.env.UV_THREADPOOL_SIZE === undefined && wanted > 4) {
 }
 
 async function run(config: Config): Promise<void> {
-  const { startServer, createLogger } = await import('./app.js');
+  const { startServer, createLogger, flushLogs } = await import('./app.js');
   const logger = createLogger(config);
   const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
   if (pool < wanted) logger.warn({ UV_THREADPOOL_SIZE: pool, wanted }, 'UV_THREADPOOL_SIZE is smaller than MATTE_CONCURRENCY + 2: file and DNS work may wait behind image jobs');
@@ -59,11 +59,12 @@ async function run(config: Config): Promise<void> {
     running.close().then(
       () => {
         logger.info('stopped');
-        logger.flush?.();
+        flushLogs(logger);
         process.exit(0);
       },
       (err) => {
         logger.error({ err }, 'shutdown failed');
+        flushLogs(logger);
         process.exit(1);
       },
     );
