@@ -16,23 +16,14 @@ import { configure, edit, loadModel, removeBackground, type ModelEntry } from '.
 import { addon } from '../lib/native.js';
 import { modelPath } from '../lib/models.js';
 import { fixture } from '../test/helpers/fixtures.js';
+import { time as timed } from './common.js';
 
 const argv = process.argv.slice(2);
 const runs = Number(argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 5);
 const child = argv.find((a) => a.startsWith('--child='))?.slice(8);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function time(fn: () => Promise<unknown>): Promise<number> {
-  await fn(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = process.hrtime.bigint();
-    await fn();
-    times.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return median(times);
-}
+/** Median ms of `runs` timed calls after one warm-up. */
+const time = async (fn: () => Promise<unknown>): Promise<number> => (await timed(fn, 1, runs)).median;
 
 /** The normalised planar tensor the step would feed the model for this image. */
 async function modelInput(image: Buffer, entry: ModelEntry): Promise<Float32Array> {

@@ -79,10 +79,22 @@ const inputField = {
   description: 'the image file (JPEG, PNG, WebP, GIF, AVIF/HEIF, TIFF), or an absolute http(s) URL of one',
   oneOf: [{ type: 'string', contentMediaType: 'application/octet-stream' }, { type: 'string', format: 'uri', maxLength: MAX_FIELD_BYTES }],
 };
+/** A POST of one multipart form to an image endpoint. */
+const imageEndpoint = (summary: string, required: string[], properties: Json) => ({
+  post: {
+    summary,
+    security: [{ ApiKey: [] }],
+    requestBody: {
+      required: true,
+      content: { 'multipart/form-data': { schema: { type: 'object', additionalProperties: false, required, properties } } },
+    },
+    responses: imageResponses,
+  },
+});
+
 const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
 
 export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'>): Json {
-  const security = [{ ApiKey: [] }];
   return {
     openapi: '3.1.0',
     info: {
@@ -92,58 +104,20 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
     },
     servers: [{ url: config.publicUrl }],
     paths: {
-      '/images/edit': {
-        post: {
-          summary: 'Apply an ordered list of operations to one image',
-          security,
-          requestBody: {
-            required: true,
-            content: {
-              'multipart/form-data': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['input', 'operations'],
-                  properties: {
-                    input: inputField,
-                    operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
-                    output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
-                    format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
-                    quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
-                    anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
-                  },
-                },
-              },
-            },
-          },
-          responses: imageResponses,
-        },
-      },
-      '/images/remove-background': {
-        post: {
-          summary: 'Remove the background of one image',
-          security,
-          requestBody: {
-            required: true,
-            content: {
-              'multipart/form-data': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['input'],
-                  properties: {
-                    input: inputField,
-                    output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
-                    format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
-                    trim: booleanField('crop to the bounding box of the pixels with alpha > 0', false),
-                  },
-                },
-              },
-            },
-          },
-          responses: imageResponses,
-        },
-      },
+      '/images/edit': imageEndpoint('Apply an ordered list of operations to one image', ['input', 'operations'], {
+        input: inputField,
+        operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
+        output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
+        format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
+        quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
+        anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
+      }),
+      '/images/remove-background': imageEndpoint('Remove the background of one image', ['input'], {
+        input: inputField,
+        output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
+        format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
+        trim: booleanField('crop to the bounding box of the pixels with alpha > 0', false),
+      }),
       '/images/results/{file}': {
         parameters: [{ name: 'file', in: 'path', required: true, description: '{id}.{ext} as in the url of a stored result', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.[a-z]+$' } }],
         get: {
