@@ -5,7 +5,7 @@ import { MATTE_FORMATS, parseBooleanField, parseEnumField, removeBackground } fr
 import type { Services } from '../services.js';
 import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
 
-/** No `quality` (png and webp mattes are lossless here) and no `anim`: both are unknown fields (400). */
+/** No `quality` (webp is encoded at the default 80, decisions.md 6) and no `anim`: both are unknown fields (400). */
 export const REMOVE_BACKGROUND_FIELDS = ['input', 'output', 'format', 'trim'] as const;
 
 export function removeBackgroundRoute(router: Router, services: Services, guards: Middleware[]): void {
