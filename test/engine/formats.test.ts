@@ -87,6 +87,15 @@ test('every accepted input type decodes: jpeg, png, webp, gif, avif, tiff', asyn
   assert.equal(pixel(tiff, 5, 5), [10, 200, 30, 255]);
 });
 
+test('a multi-page TIFF gives its first page', async () => {
+  const tiff = makeTiff(20, 10, [200, 10, 10], { pages: [[10, 200, 10], [10, 10, 200]] });
+  for (const format of ['png', 'webp', 'gif'] as const) {
+    const out = await edit(tiff, [{ flip: 'h' }], { format });
+    assert.equal([out.width, out.height, out.frames], [20, 10, 1], format);
+    assert.ok(distance(pixel(await decode(out.data), 3, 3), [200, 10, 10, 255]) <= 12, format);
+  }
+});
+
 test('EXIF orientation is applied at load, and no EXIF is written', async () => {
   const jpeg = await convert(makePng(40, 20, (x) => (x < 20 ? [255, 0, 0] : [0, 0, 255]), { alpha: false }), 'jpeg', { quality: 95 });
   for (const [orientation, size, topLeftRed] of [

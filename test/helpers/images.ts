@@ -135,39 +135,52 @@ export function gifFrames(b: Buffer): number {
   return frames;
 }
 
-/** A minimal uncompressed RGB TIFF (one strip). `stripOffset` overrides where the strip is said to be. */
-export function makeTiff(width: number, height: number, colour: [number, number, number], options: { stripOffset?: number } = {}): Buffer {
-  const pixels = Buffer.alloc(width * height * 3);
-  for (let i = 0; i < width * height; i++) pixels.set(colour, i * 3);
-  const entries: Array<[number, number, number, number]> = [
-    [256, 4, 1, width], // ImageWidth
-    [257, 4, 1, height], // ImageLength
-    [258, 3, 1, 8], // BitsPerSample (8; count 1 is accepted for all samples by libtiff)
-    [259, 3, 1, 1], // Compression: none
-    [262, 3, 1, 2], // Photometric: RGB
-    [273, 4, 1, 0], // StripOffsets (patched below)
-    [277, 3, 1, 3], // SamplesPerPixel
-    [278, 4, 1, height], // RowsPerStrip
-    [279, 4, 1, pixels.length], // StripByteCounts
-  ];
-  const ifdOffset = 8;
-  const ifdSize = 2 + entries.length * 12 + 4;
-  const dataOffset = ifdOffset + ifdSize;
-  entries[5]![3] = options.stripOffset ?? dataOffset;
-  const header = Buffer.alloc(dataOffset);
+/**
+ * A minimal uncompressed RGB TIFF, one strip a page. `stripOffset` overrides where the first page's
+ * strip is said to be; `pages` adds further pages (each width x height, one colour).
+ */
+export function makeTiff(width: number, height: number, colour: [number, number, number], options: { stripOffset?: number; pages?: Array<[number, number, number]> } = {}): Buffer {
+  const colours = [colour, ...(options.pages ?? [])];
+  const pixelBytes = width * height * 3;
+  const entryCount = 9;
+  const ifdSize = 2 + entryCount * 12 + 4;
+  const pageSize = ifdSize + pixelBytes; // each page: its IFD, then its strip
+  const parts: Buffer[] = [];
+  const header = Buffer.alloc(8);
   header.write('II', 0, 'latin1');
   header.writeUInt16LE(42, 2);
-  header.writeUInt32LE(ifdOffset, 4);
-  header.writeUInt16LE(entries.length, ifdOffset);
-  entries.forEach(([tag, type, count, value], i) => {
-    const at = ifdOffset + 2 + i * 12;
-    header.writeUInt16LE(tag, at);
-    header.writeUInt16LE(type, at + 2);
-    header.writeUInt32LE(count, at + 4);
-    if (type === 3) header.writeUInt16LE(value, at + 8);
-    else header.writeUInt32LE(value, at + 8);
+  header.writeUInt32LE(8, 4);
+  parts.push(header);
+  colours.forEach((pageColour, page) => {
+    const ifdOffset = 8 + page * pageSize;
+    const dataOffset = ifdOffset + ifdSize;
+    const entries: Array<[number, number, number, number]> = [
+      [256, 4, 1, width], // ImageWidth
+      [257, 4, 1, height], // ImageLength
+      [258, 3, 1, 8], // BitsPerSample (8; count 1 is accepted for all samples by libtiff)
+      [259, 3, 1, 1], // Compression: none
+      [262, 3, 1, 2], // Photometric: RGB
+      [273, 4, 1, page === 0 ? options.stripOffset ?? dataOffset : dataOffset], // StripOffsets
+      [277, 3, 1, 3], // SamplesPerPixel
+      [278, 4, 1, height], // RowsPerStrip
+      [279, 4, 1, pixelBytes], // StripByteCounts
+    ];
+    const ifd = Buffer.alloc(ifdSize);
+    ifd.writeUInt16LE(entries.length, 0);
+    entries.forEach(([tag, type, count, value], i) => {
+      const at = 2 + i * 12;
+      ifd.writeUInt16LE(tag, at);
+      ifd.writeUInt16LE(type, at + 2);
+      ifd.writeUInt32LE(count, at + 4);
+      if (type === 3) ifd.writeUInt16LE(value, at + 8);
+      else ifd.writeUInt32LE(value, at + 8);
+    });
+    ifd.writeUInt32LE(page + 1 < colours.length ? ifdOffset + pageSize : 0, 2 + entries.length * 12); // next IFD
+    const pixels = Buffer.alloc(pixelBytes);
+    for (let i = 0; i < width * height; i++) pixels.set(pageColour, i * 3);
+    parts.push(ifd, pixels);
   });
-  return Buffer.concat([header, pixels]);
+  return Buffer.concat(parts);
 }
 
 /** The JPEG with an EXIF APP1 segment holding only the orientation tag (1..8). */
