@@ -72,7 +72,12 @@ void crop_to_union(Frames &frames, FindBox find_box) {
   frames.apply([&](const VImage &image) { return image.crop(all->left, all->top, all->width, all->height); });
 }
 
+// Steps that read their input region by region with overlapping margins: behind a lazy blur they
+// must read a materialised image (see Frames::lazy_neighbourhood).
+bool reads_regions(Op op) { return op == Op::Resize || op == Op::Rotate; }
+
 void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model) {
+  if (frames.lazy_neighbourhood && reads_regions(step.op)) frames.materialise();
   switch (step.op) {
     case Op::Resize: {
       ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
@@ -82,7 +87,10 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
     }
     case Op::Rotate: return frames.apply([&](const VImage &image) { return rotate(image, step); });
     case Op::Flip: return frames.apply([&](const VImage &image) { return flip(image, step); });
-    case Op::Blur: return frames.apply([&](const VImage &image) { return blur(image, step); });
+    case Op::Blur:
+      frames.apply([&](const VImage &image) { return blur(image, step); });
+      frames.lazy_neighbourhood = step.value > 0;
+      return;
     case Op::Brightness: return frames.apply([&](const VImage &image) { return brightness(image, step); });
     case Op::Contrast: return frames.apply([&](const VImage &image) { return contrast(image, step); });
     case Op::Saturation: return frames.apply([&](const VImage &image) { return saturation(image, step); });

@@ -69,6 +69,16 @@ test('a small blur keeps a flat image as it is (libvips 8.14 approximate masks w
   for (const blur of [0.5, 1, 1.5, 20, 30]) assert.equal(await centre(white, [{ blur }]), [255, 255, 255, 255], `blur ${blur}`);
 });
 
+test('a step after a blur sees exactly the blurred pixels (the blur is computed once, into memory)', async () => {
+  const input = makePng(120, 90, (x, y) => [(x * 7) % 256, (y * 11) % 256, ((x + y) * 5) % 256], { alpha: false });
+  for (const next of [{ resize: { width: 40 } }, { rotate: 90 }] as Operation[]) {
+    const inOneCall = await edit(input, [{ blur: 8 }, next]);
+    const blurred = await edit(input, [{ blur: 8 }]);
+    const inTwoCalls = await edit(blurred.data, [next]);
+    assert.ok(inOneCall.data.equals(inTwoCalls.data), JSON.stringify(next));
+  }
+});
+
 test('blur 250 (the maximum) works', async () => {
   const image = await pixels(makePng(64, 64, (x) => (x < 32 ? [0, 0, 0] : [255, 255, 255]), { alpha: false }), [{ blur: 250 }]);
   assert.is(image.width, 64);
