@@ -37,13 +37,8 @@ static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
   return chw;
 }
 
-VImage remove_background(const VImage &lazy, const Model &model) {
-  // The step reads its input up to three times (the alpha check, the model's input, the output
-  // it joins the matte to). On the lazy graph each read would compute the steps before it again,
-  // and a downscale reading through a blur recomputes it tile by tile (blur 20 then
-  // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised). So the image is computed
-  // once, into memory (its 8-bit size, e.g. 36 MB for 12 Mpixels of RGB).
-  const VImage in = lazy.copy_memory();
+// `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
+VImage remove_background(const VImage &in, const Model &model) {
   VImage rgb = in;
   if (in.has_alpha()) {
     if (in.extract_band(in.bands() - 1).min() < 255) return in;
