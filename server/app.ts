@@ -62,12 +62,13 @@ export function createApp(options: AppOptions): MatteApp {
   const store =
     options.store ??
     new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, onError: (err) => logger.error({ err }, 'result sweep failed') });
-  const threads = () => configure({ concurrency: config.concurrency }).threadsPerJob;
+  // libvips' and ONNX Runtime's threads per job follow the number of jobs run at once.
+  const { threadsPerJob } = configure({ concurrency: config.concurrency });
   const services: Services = {
     config,
     store,
     limiter: new JobLimiter(config.concurrency, config.queueLimit),
-    model: new ModelState(config, threads, logger),
+    model: new ModelState(config, threadsPerJob, logger),
     logger,
     fetch: {
       allowPrivate: config.allowPrivateUrls,
@@ -136,12 +137,11 @@ export interface RunningServer {
 }
 
 /**
- * Opens the result store, sets the per-job thread counts (lib configure), listens, and loads the
+ * Builds the app (which sets the per-job thread counts), opens the result store, listens, and loads the
  * model (readiness follows it; a failed load is logged and retried by the next request needing it).
  */
 export async function startServer(options: AppOptions): Promise<RunningServer> {
   const { config } = options;
-  configure({ concurrency: config.concurrency });
   const { app, services } = createApp(options);
   await services.store.open();
 

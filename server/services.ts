@@ -28,7 +28,8 @@ export class ModelState {
 
   constructor(
     private readonly config: Pick<Config, 'model' | 'modelsDir'>,
-    private readonly threads: () => number,
+    /** ONNX Runtime intra-op threads per job. */
+    private readonly threads: number,
     private readonly logger: Logger,
   ) {}
 
@@ -40,7 +41,7 @@ export class ModelState {
     if (this.ready) return Promise.resolve();
     this.loading ??= (async () => {
       try {
-        const loaded = await loadModel(this.config.model, { threads: this.threads(), dir: this.config.modelsDir });
+        const loaded = await loadModel(this.config.model, { threads: this.threads, dir: this.config.modelsDir });
         this.name = loaded.name;
         this.ready = true;
         this.lastError = undefined;
