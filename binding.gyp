@@ -6,15 +6,17 @@
   },
   "targets": [
     {
-      # libonnxruntime's SONAME is libonnxruntime.so.1: stage it beside the addon under that name.
+      # ONNX Runtime staged beside the addon as libmatte-onnxruntime.so.1, file and SONAME, so that it
+      # cannot be mistaken for onnxruntime-node's libonnxruntime.so.1 (see CMakeLists.txt).
       "target_name": "onnxruntime_library",
       "type": "none",
       "actions": [
         {
           "action_name": "copy_onnxruntime",
           "inputs": ["<(ort_library)"],
-          "outputs": ["<(PRODUCT_DIR)/libonnxruntime.so.1"],
-          "action": ["cp", "<(ort_library)", "<(PRODUCT_DIR)/libonnxruntime.so.1"]
+          "outputs": ["<(PRODUCT_DIR)/libmatte-onnxruntime.so.1"],
+          "action": ["sh", "-c", "cp \"$0\" \"$1\" && patchelf --set-soname libmatte-onnxruntime.so.1 \"$1\"",
+                     "<(ort_library)", "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1"]
         }
       ]
     },
@@ -33,7 +35,7 @@
       "cflags!": ["-fno-exceptions"],
       "libraries": [
         "<!@(pkg-config --libs vips-cpp)",
-        "<(PRODUCT_DIR)/libonnxruntime.so.1",
+        "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",
         "-Wl,-rpath,'$$ORIGIN'"
       ]
     }

@@ -4,6 +4,7 @@
 #include <vips/vips8>
 
 #include "errors.h"
+#include "libvips.h"
 #include "matte/model.h"
 #include "pipeline.h"
 
@@ -325,7 +326,8 @@ Napi::Value Versions(const Napi::CallbackInfo &info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  if (VIPS_INIT("matte")) throw Napi::Error::New(env, "matte: libvips failed to start");
+  std::string failure = matte::start_libvips();
+  if (!failure.empty()) throw Napi::Error::New(env, "matte: " + failure);
   // Every job is a new image: the operation cache would only hold memory (and buffers of
   // finished jobs) for nothing.
   vips_cache_set_max(0);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs whatever is missing, in order, and skips what is already done: the system libraries
-# (libvips-dev, a compiler, cmake), npm dependencies, the native build, the TypeScript build and
+# (libvips-dev, a compiler, cmake, patchelf), npm dependencies, the native build, the TypeScript build and
 # the default model. `npm start` and `npm test` run it first, so a fresh clone needs nothing else.
 set -e
 cd "$(dirname "$0")/.."
@@ -14,6 +14,7 @@ command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v patchelf >/dev/null 2>&1 || missing="$missing patchelf"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing$missing with apt-get"
