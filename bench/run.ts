@@ -11,6 +11,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { OUT, ROOT, ensureDirs, runWorker, summarise, type Timing } from './common.js';
 import { INPUT_FILES, PIPELINES, modelSizeInput } from './pipelines.js';
+import { modelsDir as defaultModelsDir } from '../lib/models-dir.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -157,7 +158,7 @@ async function benchBackground(targets: Target[]) {
   }
   for (const [name, why] of Object.entries(skipped)) log(`  (${name} skipped: ${why})`);
 
-  const modelsDir = process.env.MATTE_MODELS_DIR || join(ROOT, 'models', 'cache');
+  const modelsDir = defaultModelsDir();
   const results: Record<string, any> = {};
   const rows: (string | number)[][] = [];
   for (const model of models) {

@@ -1,6 +1,6 @@
 // The model registry (models/registry.json) and the loaded model shared by every job.
-// Models are fetched ahead of time by `npm run models -- <name>` (models/fetch.ts) into the cache
-// directory; nothing is downloaded at run time. A file whose sha256 differs from the registry's is
+// Models are fetched ahead of time by `npx matte models fetch <name>` (models/fetch.ts) into the cache
+// directory (lib/models-dir.ts); nothing is downloaded at run time. A file whose sha256 differs from the registry's is
 // refused, never silently used.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addon, type NativeModel } from './native.js';
 import { MatteError, fromNativeError } from './errors.js';
+import { modelsDir } from './models-dir.js';
 
 /** One entry of models/registry.json. */
 export interface ModelEntry {
@@ -48,10 +49,7 @@ export interface LoadedModel {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 export const REGISTRY_PATH = join(root, 'models', 'registry.json');
 
-/** Where fetched models are kept: MATTE_MODELS_DIR, default models/cache in the project. */
-export function modelsDir(): string {
-  return process.env.MATTE_MODELS_DIR || join(root, 'models', 'cache');
-}
+export { modelsDir };
 
 export function modelPath(name: string, dir = modelsDir()): string {
   return join(dir, `${name}.onnx`);
@@ -91,7 +89,7 @@ export async function loadModel(
   try {
     await stat(path);
   } catch {
-    throw new MatteError('model_error', `model "${chosen}" is not fetched: run \`npm run models -- ${chosen}\` (looked in ${path})`);
+    throw new MatteError('model_error', `model "${chosen}" is not fetched: run \`npx matte models fetch ${chosen}\` (looked in ${path}; MATTE_MODELS_DIR sets the directory)`);
   }
   const digest = await sha256File(path);
   if (digest !== entry.sha256) {

