@@ -13,10 +13,9 @@
       "actions": [
         {
           "action_name": "copy_onnxruntime",
-          "inputs": ["<(ort_library)"],
+          "inputs": ["<(ort_library)", "scripts/stage-onnxruntime.sh"],
           "outputs": ["<(PRODUCT_DIR)/libmatte-onnxruntime.so.1"],
-          "action": ["sh", "-c", "cp \"$0\" \"$1\" && patchelf --set-soname libmatte-onnxruntime.so.1 \"$1\"",
-                     "<(ort_library)", "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1"]
+          "action": ["sh", "scripts/stage-onnxruntime.sh", "<(ort_library)", "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1"]
         }
       ]
     },

@@ -70,7 +70,7 @@ export function loadFailureMessage(path: string, from: string, err: unknown): st
   const text = err instanceof Error ? err.message : String(err);
   // The addon's own start-up check (native/libvips.cc) already says what to do.
   if (text.startsWith('matte: ')) return text;
-  if (/libvips(-cpp)?\.so\.42: cannot open shared object file/.test(text)) {
+  if (/libvips(-cpp)?\.so\.\d+: cannot open shared object file/.test(text)) {
     return (
       `matte needs the system libvips (>= ${LIBVIPS_MINIMUM}) at run time, and none is installed. ` +
       `Debian/Ubuntu: sudo apt-get install --no-install-recommends ${LIBVIPS_PACKAGE}`
