@@ -77,7 +77,7 @@ test('unknown model name: model_error', async () => {
 });
 
 test('missing model file: model_error that says how to fetch it', async () => {
-  await modelError(loadModel('u2netp', { dir }), /npm run models -- u2netp/);
+  await modelError(loadModel('u2netp', { dir }), /npx matte models fetch u2netp/);
 });
 
 test('a file whose checksum is not the registry\'s: model_error, never used', async () => {
