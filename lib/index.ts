@@ -4,7 +4,6 @@
 //   import { edit, removeBackground } from 'matte';
 //   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
 import { readFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import { addon, type NativePlan, type NativeResult } from './native.js';
 import { MatteError, fromNativeError } from './errors.js';
 import {
@@ -19,6 +18,7 @@ import {
   type Step,
 } from './schema.js';
 import { currentModel } from './models.js';
+import { withCores } from './threads.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
@@ -71,28 +71,9 @@ export interface Result {
   frames: number;
 }
 
-// ---- concurrency ------------------------------------------------------------------------------
+// ---- concurrency: lib/threads.ts ------------------------------------------------------------
 
-let configuredThreads = 0;
-
-/**
- * Sets how many jobs the caller runs at once, so that libvips' worker threads and ONNX Runtime's
- * intra-op threads (each per job) together do not oversubscribe the cores: each gets
- * max(1, floor(cores / concurrency)) threads. Call it before the first job (the server does).
- */
-export function configure(options: { concurrency?: number; threads?: number } = {}): { threadsPerJob: number } {
-  const cores = availableParallelism();
-  const concurrency = Math.max(1, options.concurrency ?? 1);
-  configuredThreads = Math.max(1, options.threads ?? Math.floor(cores / concurrency));
-  addon.configure({ vipsThreads: configuredThreads });
-  return { threadsPerJob: configuredThreads };
-}
-
-/** Threads one job may use (libvips workers, ONNX Runtime intra-op threads). */
-export function threadsPerJob(): number {
-  if (!configuredThreads) configure();
-  return configuredThreads;
-}
+export { configure, threadsPerJob, type ThreadOptions } from './threads.js';
 
 // ---- jobs ---------------------------------------------------------------------------------------
 
@@ -121,9 +102,8 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 
 async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits?: Partial<Limits>): Promise<Result> {
   const buffer = await toBuffer(input);
-  const threads = threadsPerJob(); // configures libvips' threads on the first job
   const needsModel = steps.some((s) => s.op === 'removeBackground');
-  const model = needsModel ? await currentModel(threads) : undefined;
+  const model = needsModel ? await currentModel() : undefined;
   const plan: NativePlan = {
     steps,
     format,
@@ -135,7 +115,7 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
   };
   let out: NativeResult;
   try {
-    out = await addon.run(buffer, plan, model?.handle);
+    out = await withCores(() => addon.run(buffer, plan, model?.handle));
   } catch (err) {
     throw fromNativeError(err);
   }

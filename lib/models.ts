@@ -70,13 +70,18 @@ export async function sha256File(path: string): Promise<string> {
 
 /**
  * Loads a model by registry name (default: MATTE_MODEL, else the registry's default) and makes it
- * the one removeBackground uses. `threads` is ONNX Runtime's intra-op thread count per job; `dir`
+ * the one removeBackground uses. `dir` is
  * the directory holding `<name>.onnx` (default modelsDir()); `entry` a registry entry to use
  * instead of the registry's own for that name.
  */
 export async function loadModel(
   name?: string,
-  options: { threads?: number; dir?: string; entry?: ModelEntry } = {},
+  options: {
+    /** @deprecated ignored: ONNX Runtime's threads are one process-wide pool, see configure({ threads }). */
+    threads?: number;
+    dir?: string;
+    entry?: ModelEntry;
+  } = {},
 ): Promise<LoadedModel> {
   const registry = await modelRegistry();
   const chosen = name ?? (process.env.MATTE_MODEL || registry.default);
@@ -106,7 +111,6 @@ export async function loadModel(
       std: entry.input.std,
       output: entry.output.name,
       postprocess: entry.output.postprocess,
-      threads: Math.max(1, options.threads ?? 1),
     });
   } catch (err) {
     throw fromNativeError(err);
@@ -119,9 +123,9 @@ export async function loadModel(
 let current: Promise<LoadedModel> | undefined;
 
 /** The model removeBackground uses, loaded on first use. */
-export function currentModel(threads: number): Promise<LoadedModel> {
+export function currentModel(): Promise<LoadedModel> {
   if (!current) {
-    current = loadModel(undefined, { threads });
+    current = loadModel();
     // A failed load is not cached: the next job tries again (e.g. after the model was fetched).
     current.catch(() => (current = undefined));
   }

@@ -34,7 +34,6 @@ export interface NativeModelSpec {
   output: string;
   /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1. */
   postprocess: 'minmax' | 'clamp';
-  threads: number;
 }
 
 /** An ONNX Runtime session held by the addon. Opaque to JS. */
@@ -54,7 +53,8 @@ export interface Addon {
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
   /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
   infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
-  configure(options: { vipsThreads: number }): void;
+  /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
+  configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
   versions(): { libvips: string; onnxruntime: string };
 }
 

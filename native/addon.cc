@@ -263,7 +263,6 @@ matte::ModelSpec to_model_spec(const Napi::Object &o) {
     if (s == 0) throw Error("internal", "std must not be 0");
   spec.output = get_string(o, "output");
   spec.minmax = get_string(o, "postprocess") == "minmax";
-  spec.threads = int(get_ranged(o, "threads", 1, 256, 1));
   return spec;
 }
 
@@ -312,8 +311,11 @@ Napi::Value Infer(const Napi::CallbackInfo &info) {
 
 Napi::Value Configure(const Napi::CallbackInfo &info) {
   if (info[0].IsObject()) {
-    Napi::Value threads = info[0].As<Napi::Object>().Get("vipsThreads");
+    Napi::Object options = info[0].As<Napi::Object>();
+    Napi::Value threads = options.Get("vipsThreads");
     if (threads.IsNumber()) vips_concurrency_set(std::max(1, threads.As<Napi::Number>().Int32Value()));
+    Napi::Value onnx = options.Get("onnxThreads");
+    if (onnx.IsNumber()) matte::set_onnxruntime_threads(onnx.As<Napi::Number>().Int32Value());
   }
   return info.Env().Undefined();
 }

@@ -23,7 +23,6 @@ struct ModelSpec {
   std::array<double, 3> std{1, 1, 1};
   std::string output;   // the output holding the matte (the others are never computed into JS)
   bool minmax = true;   // rescale the output by its own min and max; otherwise clamp to 0..1
-  int threads = 1;      // ONNX Runtime intra-op threads for one run
 };
 
 class Model {
@@ -49,6 +48,12 @@ class Model {
   bool input_is_half_ = false;
   bool output_is_half_ = false;
 };
+
+/**
+ * Sizes ONNX Runtime's process-wide intra-op thread pool (default: every core). Only a call made
+ * before the first model is loaded has an effect: the pool is created with the first session.
+ */
+void set_onnxruntime_threads(int threads);
 
 /** The ONNX Runtime version the addon runs with. */
 std::string onnxruntime_version();
