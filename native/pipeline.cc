@@ -1,5 +1,6 @@
 #include "pipeline.h"
 
+#include "budget.h"
 #include "errors.h"
 #include "load.h"
 #include "steps/steps.h"
@@ -77,8 +78,14 @@ void crop_to_union(Frames &frames, FindBox find_box) {
 // input up to three times, always does (see its case below).
 bool reads_regions(Op op) { return op == Op::Resize || op == Op::Rotate; }
 
-void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model) {
-  if (frames.lazy_neighbourhood && reads_regions(step.op)) frames.materialise();
+// A materialised frame no longer signals progress (libvips drops the link): watch it again.
+void materialise(Frames &frames, Budget &budget) {
+  frames.materialise();
+  budget.watch(frames);
+}
+
+void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model, Budget &budget) {
+  if (frames.lazy_neighbourhood && reads_regions(step.op)) materialise(frames, budget);
   switch (step.op) {
     case Op::Resize: {
       ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
@@ -105,8 +112,8 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
-      frames.materialise();
-      return frames.apply([&](const VImage &image) { return remove_background(image, *model); });
+      materialise(frames, budget);
+      return frames.apply([&](const VImage &image) { return remove_background(image, *model, budget); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
     case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);
@@ -152,7 +159,7 @@ Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOp
 
 }  // namespace
 
-Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model) {
+Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model, Budget &budget) {
   LoadOptions options;
   options.all_frames = plan.anim && can_animate(plan.format);
   options.sequential = streams(plan) && !options.all_frames;
@@ -160,10 +167,22 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   options.first_step = plan.steps.empty() ? nullptr : &plan.steps.front();
 
   try {
+    budget.check();
     Frames frames = load(data, size, options);
-    for (const Step &step : plan.steps) apply(frames, step, plan, model);
+    budget.watch(frames);
+    for (const Step &step : plan.steps) {
+      budget.check();
+      apply(frames, step, plan, model, budget);
+      budget.watch(frames);
+    }
+    budget.check();
     return save(frames, plan.format, plan.quality);
   } catch (const VError &err) {
+    // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
+    if (budget.stopped() != Budget::Stop::None) {
+      vips_error_clear();
+      throw budget.error();
+    }
     throw classify(err, data, size, options);
   }
 }
