@@ -42,6 +42,10 @@ export function statusOfMatteError(err: MatteError, modelReady: boolean): number
       return 415;
     case 'image_too_large':
       return 413;
+    case 'job_timeout':
+      return 422;
+    case 'aborted':
+      return 400; // the server's own signal (client gone, shutdown) normally answers first: routes/images.ts
     case 'model_error':
       // The model is missing (not fetched, not loadable): the service is not ready, try later.
       return modelReady ? 500 : 503;

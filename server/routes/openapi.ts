@@ -70,9 +70,9 @@ const imageResponses = {
   '408': errorResponse('request_timeout: the body was not received in time'),
   '413': errorResponse('input_too_large (upload or fetched body), image_too_large (pixels or frames)'),
   '415': errorResponse('unsupported_image'),
-  '422': errorResponse('input_url_fetch_failed'),
+  '422': errorResponse('input_url_fetch_failed, job_timeout (the job ran past MATTE_JOB_TIMEOUT_SECONDS and was stopped)'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After), or model_error while the model is not loaded'),
+  '503': errorResponse('overloaded (with Retry-After), model_error while the model is not loaded, or shutting_down (the shutdown timeout stopped the job; with Retry-After)'),
 };
 
 const inputField = {
