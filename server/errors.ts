@@ -95,7 +95,8 @@ export function errorHandler(options: { modelReady: () => boolean }) {
       await next();
     } catch (err) {
       const httpError = toHttpError(err, ctx.state.requestId, options.modelReady());
-      if (httpError.status >= 500 && httpError.code !== 'overloaded') {
+      // overloaded and shutting_down are the server working as designed, not failures to look into.
+      if (httpError.status >= 500 && httpError.code !== 'overloaded' && httpError.code !== 'shutting_down') {
         const cause = httpError.cause ?? err;
         ctx.state.log?.error({ err: cause, code: httpError.code }, 'request failed');
       }
