@@ -44,9 +44,22 @@ test('stopped while encoding: upscale to 10000x10000 then blur 250, png', async 
   await assertTimedOut(UPSCALE_BLUR);
 });
 
-test('stopped while materialising before a rotation: the >16-minute plan of the issue, png', async () => {
-  await assertTimedOut([{ resize: { width: 10000 } }, { blur: 250 }, { rotate: 90 }, { blur: 250 }, { blur: 250 }]);
-  await assertTimedOut([{ resize: { width: 10000 } }, { rotate: 90 }, { blur: 250 }, { blur: 250 }, { blur: 250 }]);
+test('stopped while materialising: before a rotation, before a second wide blur', async () => {
+  await assertTimedOut([{ resize: { width: 10000 } }, { blur: 250 }, { rotate: 90 }]);
+  await assertTimedOut([{ resize: { width: 10000 } }, { rotate: 90 }, { blur: 250 }, { blur: 250 }]);
+});
+
+test('cost before pixels: blurs over 5e10 pixels x radius are refused at once (invalid_operations with the path), at or under it they run', async () => {
+  // The >16-minute plan of the issue: three blurs of 250 over 10000x10000 (7.5e10).
+  const { error } = await failure(edit(input, [{ resize: { width: 10000 } }, { rotate: 90 }, { blur: 250 }, { blur: 250 }, { blur: 250 }], { timeout: 0 }));
+  assert.is(error.code, 'invalid_operations');
+  assert.is(error.path, 'operations[4].blur');
+  assert.match(error.message, /^operations\[4\]\.blur is refused before any pixel is computed: the blurs up to this one would cost 7\.5e\+10 pixels x radius \(this one: 10000x10000 x 250\), more than the limit of 5e\+10/);
+  // The geometry is followed through the steps: a downscale first makes the same blurs cheap.
+  const cheap = await edit(input, [{ resize: { width: 64 } }, { blur: 250 }, { blur: 250 }, { blur: 250 }]);
+  assert.is(cheap.width, 64);
+  // Exactly at the bound (two blurs of 250 over 100 MP) the plan runs: stopped by its budget instead.
+  await assertTimedOut([{ resize: { width: 10000, height: 10000, fit: 'cover' } }, { blur: 250 }, { blur: 250 }], { timeout: 0.5 });
 });
 
 test("stopped in trim's measurements and in removeBackground's materialisation", async () => {
@@ -83,7 +96,7 @@ test('removeBackground: a deadline inside the inference stops ONNX Runtime; the 
   assert.is(stopped.error.code, 'aborted');
   assert.is((stopped.error.cause as Error).message, 'user pressed stop');
 
-  const again = await removeBackground(small);
+  const again = await removeBackground(small, { timeout: 0 });
   assert.is(again.width, 64);
   await loadModel('u2netp');
 });
