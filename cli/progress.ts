@@ -33,13 +33,14 @@ export function createProgress(total: number, options: { json: boolean; stream?:
   }
 
   const draw = (current = '') => {
-    const width = Math.max(10, Math.min(30, (stream.columns ?? 80) - 50));
+    const columns = stream.columns || 80; // 0 on a terminal that does not say
+    const width = Math.max(10, Math.min(30, columns - 50));
     const filled = Math.round((completed / total) * width);
     const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
     const failures = failed ? `, ${failed} failed` : '';
     const tail = current ? `  ${current}` : '';
     const text = `[${bar}] ${completed}/${total}${failures}${tail}`;
-    stream.write(`\r\x1b[K${text.slice(0, (stream.columns ?? 80) - 1)}`);
+    stream.write(`\r\x1b[K${text.slice(0, columns - 1)}`);
   };
   draw();
   return {
