@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openBrowser, type Browser } from '../helpers/browser.js';
+import { openBrowser, SCREENSHOT_DIR, type Browser } from '../helpers/browser.js';
 import { decode, disc, pixel } from '../helpers/images.js';
 import { startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/server.js';
 
@@ -120,6 +120,25 @@ test('a bad operation shows the error with its code and path, and marks the oper
   await page.locator('#error', { hasText: 'unauthorized' }).waitFor();
   const csp = browser.console.filter((m) => /Content Security Policy|pageerror/i.test(m));
   assert.equal(csp, [], 'no CSP violation, no page error');
+});
+
+test('removeBackground then a background colour through edit (the README screenshot)', async () => {
+  const { page } = browser;
+  await page.getByLabel('X-Api-Key').fill(TEST_KEY);
+  await page.getByRole('radio', { name: 'JSON' }).check();
+  await page.getByLabel('Operations (a JSON array, applied in order)').fill('[{"removeBackground":true},{"background":"#9fd3ff"},{"resize":{"width":300}}]');
+  await page.getByRole('radio', { name: 'Form' }).check();
+  assert.equal(await page.locator('#ops > li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).dataset.op)), ['removeBackground', 'background', 'resize']);
+  await page.getByLabel('Format').selectOption('png');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await waitForResult();
+  const image = await decode(await resultBytes());
+  assert.is(image.width, 300);
+  const corner = pixel(image, 2, 2);
+  assert.ok(Math.abs(corner[0] - 0x9f) < 8 && Math.abs(corner[2] - 0xff) < 8, `corner ${corner}`);
+  assert.ok(pixel(image, 150, 112)[0] > 180, 'the subject stays red');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(SCREENSHOT_DIR, 'playground.png'), fullPage: true });
 });
 
 test.run();
