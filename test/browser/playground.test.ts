@@ -1,7 +1,9 @@
 // GET / in a real browser: choose an image, build operations with the form, run an edit and a
 // remove-background against the real server, see the result; a bad operation shows its error
 // code and path. The result image is read back from the page and decoded here.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,15 +14,21 @@ import { startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/
 let server: TestServer;
 let browser: Browser;
 let imagePath: string;
+let imageHost: http.Server;
 
 test.before(async () => {
-  server = await startTestServer();
+  // Private addresses allowed: the URL input below is served from this machine's loopback.
+  server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1' });
   browser = await openBrowser();
   imagePath = join(await tempDir(), 'subject.png');
   await writeFile(imagePath, disc(320, 240, 70, [200, 30, 30], [255, 255, 255], { alpha: false }));
+  const image = await readFile(imagePath);
+  imageHost = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/png' }).end(image));
+  await new Promise<void>((resolve) => imageHost.listen(0, '127.0.0.1', resolve));
 });
 
 test.after(async () => {
+  imageHost?.close();
   await browser?.close();
   await server?.close();
 });
@@ -139,6 +147,27 @@ test('removeBackground then a background colour through edit (the README screens
   assert.ok(pixel(image, 150, 112)[0] > 180, 'the subject stays red');
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOT_DIR, 'playground.png'), fullPage: true });
+});
+
+test('an image URL as input and output=url: the stored result is shown with its link', async () => {
+  const { page } = browser;
+  const url = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}/subject.png`;
+  await page.getByRole('radio', { name: 'URL' }).check();
+  await page.getByLabel('Image URL (fetched by the server)').fill(url);
+  await page.getByLabel('Image URL (fetched by the server)').dispatchEvent('change');
+  await page.locator('#input-img').waitFor({ state: 'visible' });
+  await page.getByRole('radio', { name: 'JSON' }).check();
+  await page.getByLabel('Operations (a JSON array, applied in order)').fill('[{"resize":{"width":64}}]');
+  await page.getByLabel('Answer as').selectOption('url');
+  await page.getByLabel('Format').selectOption('webp');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await waitForResult();
+  assert.match((await page.locator('#result-info').textContent()) ?? '', /64×48, .*image\/webp/);
+  const link = await page.locator('#result-link').getAttribute('href');
+  assert.match(link ?? '', new RegExp(`^${server.url}/images/results/[A-Za-z0-9_-]{24}\\.webp$`));
+  const stored = await fetch(link!);
+  assert.is(stored.status, 200);
+  assert.is(stored.headers.get('content-type'), 'image/webp');
 });
 
 test.run();
