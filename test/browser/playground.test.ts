@@ -170,4 +170,25 @@ test('an image URL as input and output=url: the stored result is shown with its 
   assert.is(stored.headers.get('content-type'), 'image/webp');
 });
 
+test('the operation list works from the keyboard: add, move, remove', async () => {
+  const { page } = browser;
+  await page.getByRole('radio', { name: 'Form' }).check();
+  const ops = () => page.locator('#ops > li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).dataset.op));
+  assert.equal(await ops(), ['resize']);
+  await page.getByLabel('Add an operation').focus();
+  await page.getByLabel('Add an operation').selectOption('flip');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  assert.equal(await ops(), ['resize', 'flip']);
+  // The focus moved into the new operation's first field.
+  assert.is(await page.evaluate(() => document.activeElement?.id), await page.getByLabel('direction').getAttribute('id'));
+  await page.getByRole('button', { name: 'Move up: flip' }).focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await ops(), ['flip', 'resize']);
+  await page.getByRole('button', { name: 'Remove: resize' }).focus();
+  await page.keyboard.press('Space');
+  assert.equal(await ops(), ['flip']);
+  assert.is(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Remove: flip');
+});
+
 test.run();
