@@ -20,6 +20,7 @@ import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
+import { webRoutes } from './web/routes.js';
 import { DiskResultStore, type ResultStore } from './store/index.js';
 
 export interface AppOptions {
@@ -92,6 +93,7 @@ export function createApp(options: AppOptions): MatteApp {
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
+  webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
   app.use(async (ctx, next) => {

@@ -141,6 +141,8 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+      '/': { get: { summary: 'The playground: a web page to try the API in a browser (server/web/)', responses: { '200': { description: 'text/html' } } } },
+      '/docs': { get: { summary: 'This document rendered as an API reference page (Swagger UI, served locally)', responses: { '200': { description: 'text/html' } } } },
     },
     components: {
       securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
