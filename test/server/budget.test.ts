@@ -97,7 +97,7 @@ test('a client that disconnects mid-job: the job is stopped and its slot freed w
   assert.is(ok.status, 200);
 });
 
-test('SIGTERM with a job that would run for minutes: the job is stopped (503 shutting_down) and the process exits soon after MATTE_SHUTDOWN_TIMEOUT_SECONDS=2', async () => {
+test('SIGTERM with a job that would run for a minute and one queued: both are stopped (503 shutting_down) and the process exits soon after MATTE_SHUTDOWN_TIMEOUT_SECONDS=2', async () => {
   const stopping = await spawnServer({
     MATTE_API_KEYS: TEST_KEY,
     MATTE_RESULTS_DIR: dir,
@@ -107,15 +107,18 @@ test('SIGTERM with a job that would run for minutes: the job is stopped (503 shu
   });
   const inFlight = post(stopping.url, '/images/edit', { input, operations: TWO_WIDE_BLURS, output: 'raw' }).catch((err: Error) => err);
   await waitForJobs(stopping.url, 1);
+  const queued = post(stopping.url, '/images/edit', { input, operations: '[{"flip":"h"}]', output: 'raw' }).catch((err: Error) => err);
+  await waitForJobs(stopping.url, 1, 1);
   const started = Date.now();
   const code = await stopping.stop('SIGTERM');
   const ms = Date.now() - started;
   // 2 s of grace, then the job stops within a tile; the hard-exit timer (2 + 3 s) was not needed.
   assert.is(code, 0, stopping.output());
   assert.ok(ms < 12_000, `exited ${ms} ms after SIGTERM`);
-  const reply = await inFlight;
-  assert.not.instance(reply, Error, String(reply));
-  if (!(reply instanceof Error)) {
+  // the running job and the queued one (which never ran) are both answered
+  for (const reply of [await inFlight, await queued]) {
+    assert.not.instance(reply, Error, String(reply));
+    if (reply instanceof Error) continue;
     assert.is(reply.status, 503);
     assert.is(reply.json().error.code, 'shutting_down');
     assert.ok(reply.headers.get('retry-after'));
