@@ -6,6 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
+import { ConfigError, loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
 import { form, get, post, sleep, spawnServer, tempDir, TEST_KEY, waitForJobs, type ChildServer } from '../helpers/server.js';
 
@@ -42,6 +43,14 @@ test.before(async () => {
 test.after(async () => {
   await server.stop('SIGTERM');
   await rm(dir, { recursive: true, force: true });
+});
+
+test('MATTE_JOB_TIMEOUT_SECONDS: default 30 s, 1..86400, a bad value names the variable', () => {
+  assert.is(loadConfig({}).jobTimeoutMs, 30_000);
+  assert.is(loadConfig({ MATTE_JOB_TIMEOUT_SECONDS: '5' }).jobTimeoutMs, 5000);
+  for (const bad of ['0', '-1', '1.5', 'ten', '86401']) {
+    assert.throws(() => loadConfig({ MATTE_JOB_TIMEOUT_SECONDS: bad }), (e: Error) => e instanceof ConfigError && e.message.startsWith('MATTE_JOB_TIMEOUT_SECONDS='), bad);
+  }
 });
 
 test('a job past MATTE_JOB_TIMEOUT_SECONDS=2 is answered 422 job_timeout and its slot is free', async () => {
