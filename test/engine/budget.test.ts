@@ -119,7 +119,9 @@ test('signal: a job still waiting for a thread of the pool is rejected at once, 
   // libuv's pool has 4 threads in this process: 4 long jobs hold them, the 5th waits.
   const holders = Array.from({ length: 4 }, () => new AbortController());
   const order: string[] = [];
-  const running = holders.map((c, i) => failure(edit(input, UPSCALE_BLUR, { signal: c.signal })).then((r) => (order.push(`holder${i}`), r)));
+  // (seconds of work each, but light: 3000x3000, 27 MB)
+  const holding: Operation[] = [{ resize: { width: 3000, height: 3000, fit: 'cover' } }, { blur: 250 }];
+  const running = holders.map((c, i) => failure(edit(input, holding, { signal: c.signal })).then((r) => (order.push(`holder${i}`), r)));
   const waiter = new AbortController();
   const waiting = failure(edit(gradient(8, 8), [{ flip: 'h' }], { signal: waiter.signal })).then((r) => (order.push('waiter'), r));
   await new Promise((r) => setTimeout(r, 200));
