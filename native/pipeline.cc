@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "load.h"
+#include "sniff.h"
 #include "steps/steps.h"
 
 #include <algorithm>
@@ -43,11 +44,17 @@ void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frame
     throw invalid_operation(step.index, "resize",
                             "would make a " + size_text(g.width, g.height) + " image, more than " +
                                 std::to_string(kMaxSide) + " pixels on a side");
-  uint64_t scaled = uint64_t(g.scaled_width) * uint64_t(g.scaled_height) * uint64_t(frames.count());
-  if (scaled > limits.max_pixels)
+  // In double: the sides are 64-bit and their product may not fit in 64 bits.
+  double scaled = double(g.scaled_width) * double(g.scaled_height) * double(frames.count());
+  if (scaled > double(limits.max_pixels))
     throw invalid_operation(step.index, "resize",
                             "would need a " + size_text(g.scaled_width, g.scaled_height) +
                                 " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+  // With a very high pixel limit, a side could still pass what libvips (and int) can address.
+  if (g.scaled_width > VIPS_MAX_COORD || g.scaled_height > VIPS_MAX_COORD)
+    throw invalid_operation(step.index, "resize",
+                            "would need a " + size_text(g.scaled_width, g.scaled_height) + " image, more than " +
+                                std::to_string(VIPS_MAX_COORD) + " pixels on a side");
 }
 
 // Crops every frame to one box: the union of the boxes found per frame, so frames stay equal.
@@ -128,26 +135,18 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
   }
 }
 
-// Whether an error message comes from one of the decoders (libvips prefixes its messages with the
-// loader's domain).
-bool from_decoder(const std::string &message) {
-  static const char *domains[] = {"load",   "VipsJpeg", "vipspng", "spng", "png2vips", "gif",
-                                  "webp",   "heif",     "tiff",    "jpeg", "Premature end"};
-  for (const char *domain : domains)
-    if (message.find(domain) != std::string::npos) return true;
-  return false;
-}
-
 // An error raised while pixels are computed comes from a decoder meeting bad data (the input's
-// fault) or from us. When the message names no decoder, the input is decoded again on its own:
-// only if that succeeds is the failure ours.
-Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOptions &options) {
-  std::string message = err.what();
-  vips_error_clear();
-  std::string first_line = message.substr(0, message.find('\n'));
-  if (from_decoder(message) || !decodes(data, size, options))
-    return unsupported_image("the image cannot be decoded: " + first_line);
-  return Error("internal", "image processing failed: " + first_line);
+// fault) or from us. libvips' error buffer is one for the whole process: under concurrency its text
+// may be another job's, or hold several jobs' lines, so neither the code nor the message is taken
+// from it. The code comes from this job's own evidence, the input decoded again on its own; the
+// message names this job's own image type.
+Error classify(const uint8_t *data, size_t size, const LoadOptions &options) {
+  vips_error_clear();  // keeps the shared buffer short; no job reads its text
+  std::optional<ImageType> type = sniff(data, size);
+  std::string name = type ? type_name(*type) : "input";
+  if (!decodes(data, size, options))
+    return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
+  return Error("internal", "image processing failed");
 }
 
 }  // namespace
@@ -163,8 +162,8 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     Frames frames = load(data, size, options);
     for (const Step &step : plan.steps) apply(frames, step, plan, model);
     return save(frames, plan.format, plan.quality);
-  } catch (const VError &err) {
-    throw classify(err, data, size, options);
+  } catch (const VError &) {
+    throw classify(data, size, options);
   }
 }
 
