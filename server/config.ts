@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
@@ -164,9 +165,10 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? join(tmpdir(), 'matte-results');
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
-  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER);
-  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', 1000, 1, 1_000_000);
-  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', 100, 1, 1_000_000);
+  // The library's (and the addon's) own bounds: a value they would refuse cannot pass start-up.
+  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxPixels, LIMIT_BOUNDS.maxPixels.min, LIMIT_BOUNDS.maxPixels.max);
+  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', DEFAULT_LIMITS.maxFrames, LIMIT_BOUNDS.maxFrames.min, LIMIT_BOUNDS.maxFrames.max);
+  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', DEFAULT_LIMITS.maxMatteFrames, LIMIT_BOUNDS.maxMatteFrames.min, LIMIT_BOUNDS.maxMatteFrames.max);
   const concurrency = integer(env, 'MATTE_CONCURRENCY', Math.max(1, cores), 1, 1024);
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
