@@ -56,9 +56,25 @@ export function drainUnreadBody(options: LingerOptions) {
       await next();
     } finally {
       const req = ctx.req;
+      // A refusal (401, 413, 503, a bad form: HttpError closeConnection, see sendError) ends the
+      // connection: the client is told, and the socket is closed once the response is out.
+      const close = ctx.state.closeConnection === true;
+      if (close && !ctx.headerSent) ctx.set('Connection', 'close');
+      if (close && !req.complete) {
+        // With `Connection: close` Node destroys the socket as soon as the response is written; with
+        // body bytes still arriving, that sends a reset which can make the client lose the answer
+        // (it is often still writing). So Node keeps the socket (its private _last flag, read when
+        // the response finishes), and the drain below ends it once the body is in or the bound is hit.
+        ctx.res.once('prefinish', () => {
+          (ctx.res as unknown as { _last: boolean })._last = false;
+        });
+      }
       if (!req.complete) {
         ctx.res.once('finish', () => {
-          if (req.complete || req.destroyed) return;
+          if (req.complete || req.destroyed) {
+            if (close) req.socket.end();
+            return;
+          }
           // Node discards the rest of the body itself (it no longer reaches 'data' listeners once
           // the response is done), so progress is read from the socket's byte counter.
           req.unpipe();
@@ -67,8 +83,10 @@ export function drainUnreadBody(options: LingerOptions) {
           const startBytes = socket.bytesRead;
           const started = Date.now();
           const timer = setInterval(() => {
-            if (req.complete || socket.destroyed) clearInterval(timer);
-            else if (Date.now() - started >= options.lingerMs || socket.bytesRead - startBytes > options.maxDrainBytes) {
+            if (req.complete || socket.destroyed) {
+              clearInterval(timer);
+              if (close) socket.end(); // all of the body read: a clean close, no reset
+            } else if (Date.now() - started >= options.lingerMs || socket.bytesRead - startBytes > options.maxDrainBytes) {
               clearInterval(timer);
               socket.destroy();
             }
