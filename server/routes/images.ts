@@ -34,8 +34,19 @@ export function clientGone(ctx: Context): AbortSignal {
   return controller.signal;
 }
 
-/** Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue). */
+/** Whether the client's connection is already gone (its 'close' may have fired before we listened). */
+function left(ctx: Context): boolean {
+  return !ctx.req.socket || ctx.req.socket.destroyed;
+}
+
+const clientLeft = () => new HttpError(400, 'client_closed', 'the client went away before the job started');
+
+/**
+ * Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue). A client
+ * that left while its URL was fetched or the model loaded gets no job: it never queues.
+ */
 export function runJob(ctx: Context, services: Services, job: () => Promise<Result>): Promise<Result> {
+  if (left(ctx)) return Promise.reject(clientLeft());
   return services.limiter.run(job, clientGone(ctx));
 }
 
@@ -49,6 +60,7 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     ctx.body = result.data;
     return;
   }
+  if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the result was stored');
   const stored = await services.store.put(result.data, { ext: result.format, mediaType: result.mediaType });
   ctx.status = 200;
   ctx.set('Cache-Control', 'no-store');
