@@ -10,6 +10,18 @@ import { HttpError } from './errors.js';
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
+ * The path as logged: a result's id is its download capability, so only its first 6 characters
+ * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written.
+ */
+export function loggedPath(path: string): string {
+  return path.replace(/^(\/images\/results\/)([^/]*)$/, (_m, prefix: string, name: string) => {
+    const dot = name.lastIndexOf('.');
+    const ext = dot > 0 ? name.slice(dot) : '';
+    return `${prefix}${name.slice(0, 6)}…${ext}`;
+  });
+}
+
+/**
  * Gives every request an id (a well-formed incoming X-Request-Id is kept, so a proxy's id carries
  * through), sets X-Request-Id on every response, and logs one line per request when it is done:
  * id, method, path, status, bytes and milliseconds. Headers (and so API keys) are never logged.
@@ -26,7 +38,7 @@ export function requestContext(logger: Logger) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const aborted = !ctx.res.writableFinished;
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length, ...(aborted ? { aborted: true } : {}), ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}) },
+        { method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length, ...(aborted ? { aborted: true } : {}), ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}) },
         'request',
       );
     });
