@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
-import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -75,6 +75,8 @@ export function createApp(options: AppOptions): MatteApp {
       timeoutMs: config.urlFetchTimeoutMs,
       maxBytes: config.maxInputBytes,
       isAllowed: options.isAllowedAddress,
+      dnsServers: config.dnsServers,
+      slots: new FetchSlots(config.maxUrlFetches),
     },
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,

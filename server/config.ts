@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
 
@@ -31,6 +32,10 @@ export interface Config {
   queueLimit: number;
   allowPrivateUrls: boolean;
   urlFetchTimeoutMs: number;
+  /** URL inputs fetched at once; beyond it, 503 overloaded. */
+  maxUrlFetches: number;
+  /** DNS servers of the URL fetcher (undefined: the system's, from /etc/resolv.conf). */
+  dnsServers?: string[];
   /** Time allowed to receive a whole request body. */
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -65,6 +70,8 @@ export const CONFIG_VARIABLES = [
   'MATTE_QUEUE_LIMIT',
   'MATTE_ALLOW_PRIVATE_URLS',
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
+  'MATTE_MAX_URL_FETCHES',
+  'MATTE_DNS_SERVERS',
   'MATTE_REQUEST_TIMEOUT_SECONDS',
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
   'MATTE_MODEL',
@@ -105,6 +112,23 @@ function splitKeys(text: string): string[] {
     .split(/[,\n\r]/)
     .map((k) => k.trim())
     .filter((k) => k.length > 0 && !k.startsWith('#'));
+}
+
+/** MATTE_DNS_SERVERS: comma-separated `ip`, `ip:port` or `[ipv6]:port` (dns.Resolver#setServers forms). */
+function dnsServerList(env: Env): string[] | undefined {
+  const text = present(env, 'MATTE_DNS_SERVERS');
+  if (text === undefined) return undefined;
+  const servers = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  for (const server of servers) {
+    const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server) ?? [server, server, undefined];
+    const [, host, port] = match;
+    const okPort = port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+    if (!isIP(host ?? '') || !okPort) {
+      throw new ConfigError(`MATTE_DNS_SERVERS: ${JSON.stringify(server)} is not an IP address with an optional port (e.g. 10.0.0.2, 10.0.0.2:53, [fd00::2]:53)`);
+    }
+  }
+  if (servers.length === 0) throw new ConfigError('MATTE_DNS_SERVERS holds no server');
+  return servers;
 }
 
 /** http://HOST:PORT, with `localhost` for an all-interfaces HOST and brackets for IPv6. */
@@ -173,6 +197,8 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
+  const maxUrlFetches = integer(env, 'MATTE_MAX_URL_FETCHES', Math.max(4, concurrency), 1, 1024);
+  const dnsServers = dnsServerList(env);
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
   const model = present(env, 'MATTE_MODEL');
@@ -197,6 +223,8 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     queueLimit,
     allowPrivateUrls,
     urlFetchTimeoutMs,
+    maxUrlFetches,
+    dnsServers,
     requestTimeoutMs,
     shutdownTimeoutMs,
     model,

@@ -73,7 +73,7 @@ const imageResponses = {
   '415': errorResponse('unsupported_image'),
   '422': errorResponse('input_url_fetch_failed'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After), or model_error while the model is not loaded'),
+  '503': errorResponse('overloaded (with Retry-After): the job queue or the URL fetches (MATTE_MAX_URL_FETCHES) are full; or model_error while the model is not loaded'),
 };
 
 const inputField = {
