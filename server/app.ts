@@ -30,6 +30,8 @@ export interface AppOptions {
    * address stand in for a public host). Unused when config.allowPrivateUrls is set.
    */
   isAllowedAddress?: (address: string) => boolean;
+  /** Called by startServer once it listens, before the model has loaded (main.ts: SIGTERM then). */
+  onListening?: (running: RunningServer) => void;
 }
 
 export interface MatteApp {
@@ -190,8 +192,6 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
   const url = defaultPublicUrl(address.address, address.port);
   if (!config.publicUrlExplicit) config.publicUrl = defaultPublicUrl(config.host, address.port);
 
-  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
-
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -212,5 +212,9 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     })();
     return closing;
   };
-  return { server, url, services, close };
+  const running: RunningServer = { server, url, services, close };
+  // Requests are served from here on, while the model still loads: the caller can stop gracefully.
+  options.onListening?.(running);
+  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
+  return running;
 }
