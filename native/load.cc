@@ -138,7 +138,7 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step);
 
   vips::VOption *load_options = VImage::option()
-                                    ->set("fail_on", VIPS_FAIL_ON_TRUNCATED)
+                                    ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
                                     ->set("access", options.sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM);
   if (all_frames) load_options->set("n", -1);
   if (shrink > 1 && type == ImageType::Jpeg) load_options->set("shrink", int(shrink));

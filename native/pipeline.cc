@@ -6,6 +6,7 @@
 #include "steps/steps.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 using vips::VError;
@@ -137,14 +138,22 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
 
 // An error raised while pixels are computed comes from a decoder meeting bad data (the input's
 // fault) or from us. libvips' error buffer is one for the whole process: under concurrency its text
-// may be another job's, or hold several jobs' lines, so neither the code nor the message is taken
-// from it. The code comes from this job's own evidence, the input decoded again on its own; the
-// message names this job's own image type.
-Error classify(const uint8_t *data, size_t size, const LoadOptions &options) {
-  vips_error_clear();  // keeps the shared buffer short; no job reads its text
+// may be another job's, or hold several jobs' lines, so the message is never taken from it (it
+// names this job's own image type), and the code comes first from this job's own evidence: its
+// input decoded again on its own, strictly (data the decoder skips with a warning can still make a
+// job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). Only as
+// a fallback is the captured text read, and only for this job's own decoder (a line of a decoder
+// of the same type in another job can at worst turn our 500 into a 415, never give another text).
+Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options) {
+  vips_error_clear();  // keeps the shared buffer short; no job's message is read from it
   std::optional<ImageType> type = sniff(data, size);
   std::string name = type ? type_name(*type) : "input";
-  if (!decodes(data, size, options))
+  LoadOptions strict = options;
+  strict.strict = true;
+  std::string text = captured;
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  bool own_decoder = type && text.find(name) != std::string::npos;
+  if (own_decoder || !decodes(data, size, strict))
     return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
   return Error("internal", "image processing failed");
 }
@@ -162,8 +171,8 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     Frames frames = load(data, size, options);
     for (const Step &step : plan.steps) apply(frames, step, plan, model);
     return save(frames, plan.format, plan.quality);
-  } catch (const VError &) {
-    throw classify(data, size, options);
+  } catch (const VError &err) {
+    throw classify(err.what(), data, size, options);
   }
 }
 
