@@ -20,6 +20,7 @@ import {
   type Step,
 } from './schema.js';
 import { currentModel } from './models.js';
+import { resolveLimits, type Limits } from './limits.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
@@ -30,17 +31,7 @@ export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
 /** An encoded image in memory, or the path of an image file. */
 export type Input = Buffer | Uint8Array | string;
 
-/** Safety limits of one job (decisions.md section 3). */
-export interface Limits {
-  /** width x height x frames used, checked from the header before decoding. Default 100 000 000. */
-  maxPixels: number;
-  /** Frames of an animation that may be used. Default 1000. */
-  maxFrames: number;
-  /** Frames that removeBackground may run on. Default 100. */
-  maxMatteFrames: number;
-}
-
-export const DEFAULT_LIMITS: Limits = { maxPixels: 100_000_000, maxFrames: 1000, maxMatteFrames: 100 };
+export { DEFAULT_LIMITS, LIMIT_BOUNDS, DECODED_BYTES_PER_PIXEL, type Limits } from './limits.js';
 
 export interface EditOptions extends JobControl {
   /** Output format, default png. */
@@ -106,8 +97,9 @@ async function toBuffer(input: Input): Promise<Buffer> {
       throw new MatteError('invalid_input', `cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? err}`);
     }
   }
-  if (Buffer.isBuffer(input)) return input;
-  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
+  // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
+  if (input instanceof Uint8Array) return Buffer.copyBytesFrom(input);
   throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
 }
 
@@ -123,6 +115,7 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 
 async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl): Promise<Result> {
   const timeoutMs = jobTimeoutMs(control);
+  const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input);
   const threads = threadsPerJob(); // configures libvips' threads on the first job
   const needsModel = steps.some((s) => s.op === 'removeBackground');
@@ -132,9 +125,7 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
     format,
     quality,
     anim,
-    maxPixels: limits?.maxPixels ?? DEFAULT_LIMITS.maxPixels,
-    maxFrames: limits?.maxFrames ?? DEFAULT_LIMITS.maxFrames,
-    maxMatteFrames: limits?.maxMatteFrames ?? DEFAULT_LIMITS.maxMatteFrames,
+    ...resolved,
     timeoutMs,
   };
   const out = await runCancellable((job) => addon.run(buffer, plan, model?.handle, job), control.signal);

@@ -8,6 +8,11 @@ import { MatteError } from './errors.js';
 export const MAX_OPERATIONS = 20;
 export const MAX_RESIZE_SIDE = 10000;
 export const MAX_BLUR = 250;
+/**
+ * Largest brightness, contrast or saturation factor. At 255 a difference of one level already
+ * spans the whole 0..255 range, so a larger factor changes nothing; the addon refuses larger ones.
+ */
+export const MAX_TONE_FACTOR = 255;
 
 export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -21,7 +26,10 @@ export type Fit = (typeof FIT_MODES)[number];
 const finiteNumber = () =>
   z.number({ error: 'must be a number' }).refine(Number.isFinite, { error: 'must be a finite number' });
 
-const nonNegative = () => finiteNumber().refine((v) => v >= 0, { error: 'must be at least 0' });
+const toneFactor = () =>
+  finiteNumber()
+    .refine((v) => v >= 0, { error: 'must be at least 0' })
+    .refine((v) => v <= MAX_TONE_FACTOR, { error: `must be at most ${MAX_TONE_FACTOR}` });
 
 const side = () =>
   z
@@ -53,9 +61,9 @@ export const operationValueSchemas = {
   blur: finiteNumber()
     .refine((v) => v >= 0, { error: 'must be at least 0' })
     .refine((v) => v <= MAX_BLUR, { error: `must be at most ${MAX_BLUR}` }),
-  brightness: nonNegative(),
-  contrast: nonNegative(),
-  saturation: nonNegative(),
+  brightness: toneFactor(),
+  contrast: toneFactor(),
+  saturation: toneFactor(),
   background: z
     .string({ error: 'must be a CSS colour string' })
     .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),

@@ -67,7 +67,7 @@ matte::Step to_step(const Napi::Object &o, int index) {
     step.value = get_ranged(o, "radius", 0, 250, 0);
   } else if (op == "brightness" || op == "contrast" || op == "saturation") {
     step.op = op == "brightness" ? matte::Op::Brightness : op == "contrast" ? matte::Op::Contrast : matte::Op::Saturation;
-    step.value = get_ranged(o, "value", 0, 1e9, 1);
+    step.value = get_ranged(o, "value", 0, matte::kMaxToneFactor, 1);
   } else if (op == "background") {
     step.op = matte::Op::Background;
     Napi::Value rgba = o.Get("rgba");
@@ -137,9 +137,10 @@ class Worker : public Napi::AsyncWorker {
       Work();
     } catch (const Error &err) {
       fail(err.code, err.what(), err.path);
-    } catch (const vips::VError &err) {
+    } catch (const vips::VError &) {
+      // libvips' error text is process-wide (it may be another job's): never this job's message.
       vips_error_clear();
-      fail("internal", err.what(), "");
+      fail("internal", "image processing failed", "");
     } catch (const std::bad_alloc &) {
       fail("internal", "out of memory", "");
     } catch (const std::exception &err) {

@@ -3,9 +3,11 @@
 #include "budget.h"
 #include "errors.h"
 #include "load.h"
+#include "sniff.h"
 #include "steps/steps.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 
@@ -51,11 +53,17 @@ void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frame
     throw invalid_operation(step.index, "resize",
                             "would make a " + size_text(g.width, g.height) + " image, more than " +
                                 std::to_string(kMaxSide) + " pixels on a side");
-  uint64_t scaled = uint64_t(g.scaled_width) * uint64_t(g.scaled_height) * uint64_t(frames.count());
-  if (scaled > limits.max_pixels)
+  // In double: the sides are 64-bit and their product may not fit in 64 bits.
+  double scaled = double(g.scaled_width) * double(g.scaled_height) * double(frames.count());
+  if (scaled > double(limits.max_pixels))
     throw invalid_operation(step.index, "resize",
                             "would need a " + size_text(g.scaled_width, g.scaled_height) +
                                 " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+  // With a very high pixel limit, a side could still pass what libvips (and int) can address.
+  if (g.scaled_width > VIPS_MAX_COORD || g.scaled_height > VIPS_MAX_COORD)
+    throw invalid_operation(step.index, "resize",
+                            "would need a " + size_text(g.scaled_width, g.scaled_height) + " image, more than " +
+                                std::to_string(VIPS_MAX_COORD) + " pixels on a side");
 }
 
 // The work of the plan's blurs, known before any pixel: sum over blur steps of the pixels they
@@ -200,26 +208,26 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
   }
 }
 
-// Whether an error message comes from one of the decoders (libvips prefixes its messages with the
-// loader's domain).
-bool from_decoder(const std::string &message) {
-  static const char *domains[] = {"load",   "VipsJpeg", "vipspng", "spng", "png2vips", "gif",
-                                  "webp",   "heif",     "tiff",    "jpeg", "Premature end"};
-  for (const char *domain : domains)
-    if (message.find(domain) != std::string::npos) return true;
-  return false;
-}
-
 // An error raised while pixels are computed comes from a decoder meeting bad data (the input's
-// fault) or from us. When the message names no decoder, the input is decoded again on its own:
-// only if that succeeds is the failure ours.
-Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOptions &options) {
-  std::string message = err.what();
-  vips_error_clear();
-  std::string first_line = message.substr(0, message.find('\n'));
-  if (from_decoder(message) || !decodes(data, size, options))
-    return unsupported_image("the image cannot be decoded: " + first_line);
-  return Error("internal", "image processing failed: " + first_line);
+// fault) or from us. libvips' error buffer is one for the whole process: under concurrency its text
+// may be another job's, or hold several jobs' lines, so the message is never taken from it (it
+// names this job's own image type), and the code comes first from this job's own evidence: its
+// input decoded again on its own, strictly (data the decoder skips with a warning can still make a
+// job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). Only as
+// a fallback is the captured text read, and only for this job's own decoder (a line of a decoder
+// of the same type in another job can at worst turn our 500 into a 415, never give another text).
+Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options) {
+  vips_error_clear();  // keeps the shared buffer short; no job's message is read from it
+  std::optional<ImageType> type = sniff(data, size);
+  std::string name = type ? type_name(*type) : "input";
+  LoadOptions strict = options;
+  strict.strict = true;
+  std::string text = captured;
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  bool own_decoder = type && text.find(name) != std::string::npos;
+  if (own_decoder || !decodes(data, size, strict))
+    return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
+  return Error("internal", "image processing failed");
 }
 
 }  // namespace
@@ -249,7 +257,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
       vips_error_clear();
       throw budget.error();
     }
-    throw classify(err, data, size, options);
+    throw classify(err.what(), data, size, options);
   }
 }
 

@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
-import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
 import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
@@ -32,6 +32,8 @@ export interface AppOptions {
    * address stand in for a public host). Unused when config.allowPrivateUrls is set.
    */
   isAllowedAddress?: (address: string) => boolean;
+  /** Called by startServer once it listens, before the model has loaded (main.ts: SIGTERM then). */
+  onListening?: (running: RunningServer) => void;
 }
 
 export interface MatteApp {
@@ -78,6 +80,8 @@ export function createApp(options: AppOptions): MatteApp {
       timeoutMs: config.urlFetchTimeoutMs,
       maxBytes: config.maxInputBytes,
       isAllowed: options.isAllowedAddress,
+      dnsServers: config.dnsServers,
+      slots: new FetchSlots(config.maxUrlFetches),
     },
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,
@@ -195,8 +199,6 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
   const url = defaultPublicUrl(address.address, address.port);
   if (!config.publicUrlExplicit) config.publicUrl = defaultPublicUrl(config.host, address.port);
 
-  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
-
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -226,5 +228,9 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     })();
     return closing;
   };
-  return { server, url, services, close };
+  const running: RunningServer = { server, url, services, close };
+  // Requests are served from here on, while the model still loads: the caller can stop gracefully.
+  options.onListening?.(running);
+  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
+  return running;
 }

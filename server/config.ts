@@ -4,7 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
@@ -30,6 +32,10 @@ export interface Config {
   queueLimit: number;
   allowPrivateUrls: boolean;
   urlFetchTimeoutMs: number;
+  /** URL inputs fetched at once; beyond it, 503 overloaded. */
+  maxUrlFetches: number;
+  /** DNS servers of the URL fetcher (undefined: the system's, from /etc/resolv.conf). */
+  dnsServers?: string[];
   /** Time allowed to receive a whole request body. */
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -66,6 +72,8 @@ export const CONFIG_VARIABLES = [
   'MATTE_QUEUE_LIMIT',
   'MATTE_ALLOW_PRIVATE_URLS',
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
+  'MATTE_MAX_URL_FETCHES',
+  'MATTE_DNS_SERVERS',
   'MATTE_REQUEST_TIMEOUT_SECONDS',
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
   'MATTE_JOB_TIMEOUT_SECONDS',
@@ -107,6 +115,23 @@ function splitKeys(text: string): string[] {
     .split(/[,\n\r]/)
     .map((k) => k.trim())
     .filter((k) => k.length > 0 && !k.startsWith('#'));
+}
+
+/** MATTE_DNS_SERVERS: comma-separated `ip`, `ip:port` or `[ipv6]:port` (dns.Resolver#setServers forms). */
+function dnsServerList(env: Env): string[] | undefined {
+  const text = present(env, 'MATTE_DNS_SERVERS');
+  if (text === undefined) return undefined;
+  const servers = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  for (const server of servers) {
+    const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server) ?? [server, server, undefined];
+    const [, host, port] = match;
+    const okPort = port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+    if (!isIP(host ?? '') || !okPort) {
+      throw new ConfigError(`MATTE_DNS_SERVERS: ${JSON.stringify(server)} is not an IP address with an optional port (e.g. 10.0.0.2, 10.0.0.2:53, [fd00::2]:53)`);
+    }
+  }
+  if (servers.length === 0) throw new ConfigError('MATTE_DNS_SERVERS holds no server');
+  return servers;
 }
 
 /** http://HOST:PORT, with `localhost` for an all-interfaces HOST and brackets for IPv6. */
@@ -167,13 +192,16 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? join(tmpdir(), 'matte-results');
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
-  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER);
-  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', 1000, 1, 1_000_000);
-  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', 100, 1, 1_000_000);
+  // The library's (and the addon's) own bounds: a value they would refuse cannot pass start-up.
+  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxPixels, LIMIT_BOUNDS.maxPixels.min, LIMIT_BOUNDS.maxPixels.max);
+  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', DEFAULT_LIMITS.maxFrames, LIMIT_BOUNDS.maxFrames.min, LIMIT_BOUNDS.maxFrames.max);
+  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', DEFAULT_LIMITS.maxMatteFrames, LIMIT_BOUNDS.maxMatteFrames.min, LIMIT_BOUNDS.maxMatteFrames.max);
   const concurrency = integer(env, 'MATTE_CONCURRENCY', Math.max(1, cores), 1, 1024);
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
+  const maxUrlFetches = integer(env, 'MATTE_MAX_URL_FETCHES', Math.max(4, concurrency), 1, 1024);
+  const dnsServers = dnsServerList(env);
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
   const jobTimeoutMs = integer(env, 'MATTE_JOB_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000;
@@ -199,6 +227,8 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     queueLimit,
     allowPrivateUrls,
     urlFetchTimeoutMs,
+    maxUrlFetches,
+    dnsServers,
     requestTimeoutMs,
     shutdownTimeoutMs,
     jobTimeoutMs,

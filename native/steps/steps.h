@@ -7,6 +7,7 @@
 
 #include <vips/vips8>
 
+#include <cstdint>
 #include <optional>
 
 namespace matte {
@@ -14,12 +15,16 @@ namespace matte {
 class Budget;
 class Model;
 
-/** Scale to scaled_width x scaled_height, then take the centre width x height. */
+/**
+ * Scale to scaled_width x scaled_height, then take the centre width x height. 64-bit: a thin image
+ * scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024: 4.3e9);
+ * pipeline.cc checks the sizes against the limits before resize() narrows them.
+ */
 struct ResizeGeometry {
-  int scaled_width;
-  int scaled_height;
-  int width;
-  int height;
+  int64_t scaled_width;
+  int64_t scaled_height;
+  int64_t width;
+  int64_t height;
 };
 
 /** The geometry of a resize step applied to an image of the given size (decisions.md 5). */

@@ -25,12 +25,19 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   return fetchInputUrl(parseInputUrl(text), services.fetch);
 }
 
+/** Whether the client's connection is already gone (its 'close' may have fired before we listened). */
+function left(ctx: Context): boolean {
+  return !ctx.req.socket || ctx.req.socket.destroyed;
+}
+
 /**
  * Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue), with
  * the job's time budget (MATTE_JOB_TIMEOUT_SECONDS) and a signal that stops it, queued or running,
- * when the client goes away or the shutdown timeout is reached (server/jobs.ts).
+ * when the client goes away or the shutdown timeout is reached (server/jobs.ts). A client that left
+ * while its URL was fetched or the model loaded gets no job: it never queues.
  */
 export async function runJob(ctx: Context, services: Services, job: (control: JobControl) => Promise<Result>): Promise<Result> {
+  if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the job started');
   const { signal, done } = services.jobs.open(ctx);
   try {
     return await services.limiter.run(() => job({ timeout: services.config.jobTimeoutMs / 1000, signal }), signal);
@@ -53,6 +60,7 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     ctx.body = result.data;
     return;
   }
+  if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the result was stored');
   const stored = await services.store.put(result.data, { ext: result.format, mediaType: result.mediaType });
   ctx.status = 200;
   ctx.set('Cache-Control', 'no-store');

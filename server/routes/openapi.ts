@@ -9,6 +9,7 @@ import {
   FIT_MODES,
   MATTE_FORMATS,
   MAX_BLUR,
+  MAX_TONE_FACTOR,
   MAX_OPERATIONS,
   OUTPUT_FORMATS,
   OUTPUT_MODES,
@@ -29,9 +30,9 @@ function operationsJsonSchema(): Json {
       const s = ctx.zodSchema as unknown;
       const json = ctx.jsonSchema as Json;
       if (s === operationValueSchemas.blur) Object.assign(json, { minimum: 0, maximum: MAX_BLUR, description: 'Gaussian blur radius (sigma = radius / 2); 0 is no blur' });
-      if (s === operationValueSchemas.brightness) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 black' });
-      if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, description: 'multiplier around mid-grey; 1 is unchanged' });
-      if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 grey' });
+      if (s === operationValueSchemas.brightness) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier; 1 is unchanged, 0 black' });
+      if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier around mid-grey; 1 is unchanged' });
+      if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier; 1 is unchanged, 0 grey' });
       if (s === operationValueSchemas.background) Object.assign(json, { description: 'CSS colour: #RGB, #RGBA, #RRGGBB, #RRGGBBAA, rgb(), rgba(), hsl(), hsla(), hwb() or a name' });
       if (s === operationValueSchemas.resize) {
         Object.assign(json, {
@@ -72,7 +73,7 @@ const imageResponses = {
   '415': errorResponse('unsupported_image'),
   '422': errorResponse('input_url_fetch_failed, job_timeout (the job ran past MATTE_JOB_TIMEOUT_SECONDS and was stopped)'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After), model_error while the model is not loaded, or shutting_down (the shutdown timeout stopped the job; with Retry-After)'),
+  '503': errorResponse('overloaded (with Retry-After): the job queue or the URL fetches (MATTE_MAX_URL_FETCHES) are full; model_error while the model is not loaded; or shutting_down (the shutdown timeout stopped the job; with Retry-After)'),
 };
 
 const inputField = {
