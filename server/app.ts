@@ -12,6 +12,8 @@ import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { corsMiddleware } from './cors.js';
+import { Metrics, metricsRoute } from './metrics.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,7 +21,7 @@ import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
-import { DiskResultStore, type ResultStore } from './store/index.js';
+import { createStore, type ResultStore } from './store/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -59,17 +61,17 @@ export function flushLogs(logger: Logger): void {
 export function createApp(options: AppOptions): MatteApp {
   const { config } = options;
   const logger = options.logger ?? createLogger(config);
-  const store =
-    options.store ??
-    new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, onError: (err) => logger.error({ err }, 'result sweep failed') });
+  const store = options.store ?? createStore(config, logger);
+  const limiter = new JobLimiter(config.concurrency, config.queueLimit);
   // libvips' and ONNX Runtime's threads per job follow the number of jobs run at once.
   const { threadsPerJob } = configure({ concurrency: config.concurrency });
   const services: Services = {
     config,
     store,
-    limiter: new JobLimiter(config.concurrency, config.queueLimit),
+    limiter,
     model: new ModelState(config, threadsPerJob, logger),
     logger,
+    metrics: new Metrics(limiter),
     fetch: {
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.urlFetchTimeoutMs,
@@ -90,8 +92,12 @@ export function createApp(options: AppOptions): MatteApp {
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
+  metricsRoute(router, services.metrics, config.metricsKey);
 
   app.use(requestContext(logger));
+  app.use(services.metrics.middleware());
+  const cors = corsMiddleware(config.corsOrigins);
+  if (cors) app.use(cors);
   app.use(async (ctx, next) => {
     // During shutdown every response closes its connection, so server.close() can complete.
     if (services.shuttingDown) ctx.set('Connection', 'close');

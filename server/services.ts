@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { loadModel, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
 import type { JobLimiter } from './middleware.js';
+import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input.js';
 
@@ -13,6 +14,7 @@ export interface Services {
   limiter: JobLimiter;
   model: ModelState;
   logger: Logger;
+  metrics: Metrics;
   fetch: FetchOptions;
   limits: Limits;
   /** Set once SIGTERM (or close()) started the shutdown. */
