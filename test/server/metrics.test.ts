@@ -84,6 +84,9 @@ test('MATTE_METRICS_KEY: /metrics only with that key (Bearer or X-Api-Key), not 
     assert.is((await get(server.url, '/metrics', { headers: { Authorization: 'Bearer wrong' } })).status, 401);
     assert.is((await get(server.url, '/metrics', { headers: { Authorization: 'Bearer scrape-secret' } })).status, 200);
     assert.is((await get(server.url, '/metrics', { headers: { 'X-Api-Key': 'scrape-secret' } })).status, 200);
+    const doc = (await get(server.url, '/openapi.json')).json();
+    assert.ok(doc.paths['/metrics'].get.responses['401'], '/metrics is in the OpenAPI document');
+    assert.ok(doc.paths['/images/edit'].post.responses['507']);
   } finally {
     await server.close();
   }
