@@ -5,7 +5,7 @@
 //   <dir>/<id>.<ext>                    a committed result; its modification time is its expiry
 //   <dir>/.tmp-<createdMs>-<random>     a result (or a /readyz probe) being written
 //
-// put: the bytes go to a temporary file, are fsync'ed, the file's mtime is set to the expiry, and
+// put: the bytes go to a temporary file, its mtime is set to the expiry, both are fsync'ed, and
 // it is renamed to its final name (then the directory is fsync'ed). The rename commits bytes and
 // expiry at once: a crash never leaves a half file or a file without its expiry under a result
 // name. get: one stat of <id>.<ext> (size, expiry). The sweeper (every process runs one) deletes
@@ -218,13 +218,13 @@ async function checkDirectory(dir: string): Promise<void> {
   if (info.mode & 0o002) throw refuse(`is writable by every user (mode ${(info.mode & 0o7777).toString(8)})`);
 }
 
-/** Writes `data` to a new file, fsyncs it and sets its mtime to `expiresAt`. */
+/** Writes `data` to a new file with its mtime set to `expiresAt`, then fsyncs both. */
 async function writeDurably(path: string, data: Buffer, expiresAt: number): Promise<void> {
   const handle = await open(path, 'wx', 0o600);
   try {
     await handle.writeFile(data);
+    await handle.utimes(expiresAt / 1000, expiresAt / 1000); // before the fsync, which makes it durable too
     await handle.sync();
-    await handle.utimes(expiresAt / 1000, expiresAt / 1000);
   } finally {
     await handle.close();
   }
