@@ -17,6 +17,7 @@ export const SCALE_VARIABLES = [
   'AWS_REGION',
   'AWS_ACCESS_KEY_ID',
   'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
   'MATTE_METRICS_KEY',
   'MATTE_CORS_ORIGINS',
 ] as const;
@@ -87,7 +88,7 @@ function s3Settings(env: Env): S3Settings {
     prefix,
     endpoint,
     forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE'),
-    region: present(env, 'AWS_REGION') ?? present(env, 'AWS_DEFAULT_REGION'),
+    region: present(env, 'AWS_REGION'),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined,
   };
 }
