@@ -71,7 +71,7 @@ export function createApp(options: AppOptions): MatteApp {
     limiter,
     model: new ModelState(config, threadsPerJob, logger),
     logger,
-    metrics: new Metrics(limiter),
+    metrics: new Metrics(limiter, store),
     fetch: {
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.urlFetchTimeoutMs,

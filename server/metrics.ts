@@ -9,6 +9,7 @@
 //   matte_job_duration_seconds{endpoint}                  image jobs (decode, steps, encode), in a slot
 //   matte_model_job_duration_seconds{model}               jobs that ran the background-removal model
 //   matte_results_stored_total{store}, matte_results_stored_bytes_total{store}
+//   matte_results_in_store, matte_results_in_store_bytes   held now by the store (all processes; last sweep)
 //   matte_result_store_failures_total{store,code}         507 insufficient_storage / 503 store_unavailable
 //   matte_url_fetches_total{outcome}                      input URL fetches: ok or the error code
 //   nodejs_* and process_* (prom-client's default metrics: event-loop lag, heap, GC, CPU, RSS, fds)
@@ -18,6 +19,7 @@ import type { Context, Next } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HttpError } from './errors.js';
 import type { JobLimiter } from './middleware.js';
+import type { ResultStore } from './store/index.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -39,10 +41,13 @@ export class Metrics {
   private readonly storeFailures = new Counter({ name: 'matte_result_store_failures_total', help: 'Results that could not be stored, by error code', labelNames: ['store', 'code'], registers: [this.registry] });
   private readonly urlFetches = new Counter({ name: 'matte_url_fetches_total', help: 'Input URL fetches by outcome (ok or the error code)', labelNames: ['outcome'], registers: [this.registry] });
 
-  constructor(limiter: JobLimiter) {
+  constructor(limiter: JobLimiter, store: ResultStore) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({ name: 'matte_jobs_running', help: 'Image jobs running now', registers: [this.registry], collect() { this.set(limiter.stats.running); } });
     new Gauge({ name: 'matte_jobs_queued', help: 'Image jobs waiting for a slot now', registers: [this.registry], collect() { this.set(limiter.stats.waiting); } });
+    // What the store holds, every process's results together, as its last sweep counted (no metric before the first sweep).
+    new Gauge({ name: 'matte_results_in_store', help: 'Unexpired results in the store (all processes), as of the last sweep', labelNames: ['store'], registers: [this.registry], collect() { const u = store.usage(); if (u) this.set({ store: store.kind }, u.results); } });
+    new Gauge({ name: 'matte_results_in_store_bytes', help: 'Bytes of the unexpired results in the store (all processes), as of the last sweep', labelNames: ['store'], registers: [this.registry], collect() { const u = store.usage(); if (u) this.set({ store: store.kind }, u.bytes); } });
   }
 
   /** Middleware: counts and times every request (put first, so that every response is seen). */

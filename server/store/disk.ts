@@ -141,6 +141,7 @@ export class DiskResultStore implements ResultStore {
     const now = this.now();
     let removed = 0;
     let bytes = 0;
+    let results = 0;
     for (const name of await readdir(this.dir)) {
       const path = join(this.dir, name);
       if (name.startsWith(TEMP_PREFIX)) {
@@ -164,9 +165,10 @@ export class DiskResultStore implements ResultStore {
         removed++;
       } else {
         bytes += info.size;
+        results++;
       }
     }
-    this.quota.scanned(bytes);
+    this.quota.scanned(results, bytes);
     return removed;
   }
 
@@ -195,6 +197,10 @@ export class DiskResultStore implements ResultStore {
     );
     this.probe = { at: now, ok };
     return ok;
+  }
+
+  usage(): { results: number; bytes: number } | undefined {
+    return this.quota.lastScan;
   }
 
   async close(): Promise<void> {

@@ -41,6 +41,8 @@ export interface ResultStore {
   writable(): Promise<boolean>;
   /** The URL a client should download from instead of matte's own (a presigned URL), if any. */
   publicUrl?(result: StoredResult): Promise<string | undefined>;
+  /** The unexpired results of every process and their bytes, as the last sweep counted them. */
+  usage(): { results: number; bytes: number } | undefined;
   /** Stops the sweeper. */
   close(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { insufficientStorage } from './errors.js';
 
 export class ResultsQuota {
   private bytes = 0;
+  private results = 0;
   private scannedAt = Number.NEGATIVE_INFINITY;
   private addedSince = 0;
   private scanning: Promise<unknown> | undefined;
@@ -21,8 +22,9 @@ export class ResultsQuota {
     private readonly freshMs = 5000,
   ) {}
 
-  /** Called by a full scan with the bytes of the unexpired results it found. */
-  scanned(bytes: number): void {
+  /** Called by a full scan with the unexpired results it found and their bytes. */
+  scanned(results: number, bytes: number): void {
+    this.results = results;
     this.bytes = bytes;
     this.scannedAt = this.now();
     this.addedSince = 0;
@@ -38,6 +40,11 @@ export class ResultsQuota {
     if (this.bytes + this.addedSince + size > this.maxBytes) {
       throw insufficientStorage(`the result store holds its maximum of ${this.maxBytes} bytes (MATTE_RESULTS_MAX_BYTES); retry later or use output=raw`);
     }
+  }
+
+  /** What the last full scan found (every process's results), or undefined before the first one. */
+  get lastScan(): { results: number; bytes: number } | undefined {
+    return this.scannedAt === Number.NEGATIVE_INFINITY ? undefined : { results: this.results, bytes: this.bytes };
   }
 
   /** A put of `size` bytes succeeded. */

@@ -203,6 +203,7 @@ export class S3ResultStore implements ResultStore {
     const { bucket, prefix } = this.options;
     let removed = 0;
     let bytes = 0;
+    let results = 0;
     let token: string | undefined;
     do {
       const page = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
@@ -223,11 +224,12 @@ export class S3ResultStore implements ResultStore {
           removed++;
         } else {
           bytes += object.Size ?? 0;
+          results++;
         }
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    this.quota.scanned(bytes);
+    this.quota.scanned(results, bytes);
     return removed;
   }
 
@@ -251,6 +253,10 @@ export class S3ResultStore implements ResultStore {
     })();
     this.probe = { at: now, ok };
     return ok;
+  }
+
+  usage(): { results: number; bytes: number } | undefined {
+    return this.quota.lastScan;
   }
 
   async close(): Promise<void> {

@@ -43,6 +43,7 @@ test('after real requests, /metrics shows each of them', async () => {
     assert.is((await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' })).status, 503);
     assert.is((await slow).status, 200);
 
+    await server.running.services.store.sweep(); // what the sweeper would count next
     const m = await get(server.url, '/metrics');
     assert.is(m.status, 200);
     assert.match(m.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -64,6 +65,8 @@ test('after real requests, /metrics shows each of them', async () => {
     assert.is(sample(text, 'matte_model_job_duration_seconds_count{model="u2netp"}'), 1);
     assert.is(sample(text, 'matte_results_stored_total{store="disk"}'), 1);
     assert.is(sample(text, 'matte_results_stored_bytes_total{store="disk"}'), size);
+    assert.is(sample(text, 'matte_results_in_store{store="disk"}'), 1);
+    assert.is(sample(text, 'matte_results_in_store_bytes{store="disk"}'), size);
     assert.is(sample(text, 'matte_url_fetches_total{outcome="ok"}'), 1);
     assert.is(sample(text, 'matte_url_fetches_total{outcome="input_url_fetch_failed"}'), 1);
     assert.ok((sample(text, 'nodejs_eventloop_lag_seconds') ?? -1) >= 0);

@@ -101,6 +101,21 @@ test('expiry: 404 after the TTL even while the object is still in the bucket; th
   assert.equal(await keysUnder(`shared/${id}`), [], 'swept');
 });
 
+test('MATTE_RESULTS_MAX_BYTES on a bucket: 507 beyond it, counting the objects already there', async () => {
+  const first = new S3ResultStore({ ...storeSettings('quota/'), sweepIntervalMs: 0 });
+  await first.open();
+  await first.put(Buffer.alloc(600), { ext: 'png', mediaType: 'image/png' }); // another process's result
+  const store = new S3ResultStore({ ...storeSettings('quota/'), maxBytes: 1000, sweepIntervalMs: 0 });
+  await store.open();
+  await store.put(Buffer.alloc(300), { ext: 'png', mediaType: 'image/png' });
+  let error: { status?: number; code?: string } = {};
+  await store.put(Buffer.alloc(300), { ext: 'png', mediaType: 'image/png' }).catch((err) => (error = err));
+  assert.equal([error.status, error.code], [507, 'insufficient_storage']);
+  assert.equal(store.usage(), { results: 1, bytes: 600 }, 'the scan before the first put');
+  await store.close();
+  await first.close();
+});
+
 function storeSettings(prefix: string) {
   return { bucket: s3.bucket, prefix, endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, presign: false, ttlSeconds: TTL_SECONDS };
 }

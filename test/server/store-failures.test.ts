@@ -10,6 +10,7 @@ import { chmod, chown, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { loadConfig } from '../../server/config.js';
 import { DiskResultStore } from '../../server/store/index.js';
+import { storeError } from '../../server/store/errors.js';
 import { makePng } from '../helpers/images.js';
 import { get, post, sleep, spawnServer, startTestServer, tempDir, TEST_KEY } from '../helpers/server.js';
 
@@ -143,6 +144,13 @@ test('the results directory is refused when it is a symlink, owned by another us
 test('the default results directory is in the user\'s own state directory, not a shared temporary one', () => {
   assert.is(loadConfig({ MATTE_API_KEYS: 'k', XDG_STATE_HOME: '/srv/state' }).resultsDir, '/srv/state/matte/results');
   assert.is(loadConfig({ MATTE_API_KEYS: 'k', HOME: '/home/ann' }).resultsDir, '/home/ann/.local/state/matte/results');
+});
+
+test('store errors: no room is 507, anything else 503 (errno mapping)', () => {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+  for (const code of ['ENOSPC', 'EDQUOT', 'EFBIG']) assert.equal([storeError(errno(code)).status, storeError(errno(code)).code], [507, 'insufficient_storage'], code);
+  for (const code of ['EACCES', 'EPERM', 'EROFS', 'EIO', 'ENOENT']) assert.equal([storeError(errno(code)).status, storeError(errno(code)).code], [503, 'store_unavailable'], code);
+  assert.is(storeError(new Error('no code')).status, 503);
 });
 
 test.run();
