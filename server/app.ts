@@ -14,6 +14,7 @@ import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
 import { corsMiddleware } from './cors.js';
 import { Metrics, metricsRoute } from './metrics.js';
+import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -22,6 +23,7 @@ import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
 import { createStore, type ResultStore } from './store/index.js';
+import { webRoutes } from './web/routes.js';
 
 export interface AppOptions {
   config: Config;
@@ -69,6 +71,7 @@ export function createApp(options: AppOptions): MatteApp {
     config,
     store,
     limiter,
+    jobs: new RunningJobs(),
     model: new ModelState(config, threadsPerJob, logger),
     logger,
     metrics: new Metrics(limiter, store),
@@ -93,6 +96,7 @@ export function createApp(options: AppOptions): MatteApp {
   healthRoutes(router, services);
   openApiRoute(router, config);
   metricsRoute(router, services.metrics, config.metricsKey);
+  webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
   app.use(services.metrics.middleware());
@@ -132,6 +136,9 @@ export function createApp(options: AppOptions): MatteApp {
 
   return { app, services };
 }
+
+/** How long jobs stopped by the shutdown get to send their 503 before connections are closed. */
+export const SHUTDOWN_ANSWER_MS = 1000;
 
 export interface RunningServer {
   server: http.Server;
@@ -201,12 +208,21 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     closing ??= (async () => {
       services.shuttingDown = true;
       await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        // At the shutdown timeout every job still queued or running is stopped (inside libvips and
+        // ONNX Runtime, within a second) and answered 503 shutting_down; a moment later whatever
+        // connection is left is closed.
+        let closeLeft: NodeJS.Timeout | undefined;
+        const force = setTimeout(() => {
+          services.jobs.abortAll();
+          closeLeft = setTimeout(() => server.closeAllConnections(), SHUTDOWN_ANSWER_MS);
+          closeLeft.unref();
+        }, config.shutdownTimeoutMs);
         force.unref();
         // Keep-alive connections become idle as their last response ends: close them as they do.
         const idle = setInterval(() => server.closeIdleConnections(), 250);
         server.close(() => {
           clearTimeout(force);
+          clearTimeout(closeLeft);
           clearInterval(idle);
           resolve();
         });

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { loadModel, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
+import type { RunningJobs } from './jobs.js';
 import type { JobLimiter } from './middleware.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
@@ -12,6 +13,8 @@ export interface Services {
   config: Config;
   store: ResultStore;
   limiter: JobLimiter;
+  /** Every admitted job's AbortController (client gone, shutdown). */
+  jobs: RunningJobs;
   model: ModelState;
   logger: Logger;
   metrics: Metrics;

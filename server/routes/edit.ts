@@ -34,7 +34,7 @@ export function editRoute(router: Router, services: Services, guards: Middleware
       ctx.state.usesModel = true; // a metrics label (server/metrics.ts)
       await services.model.ensure();
     }
-    const result = await runJob(ctx, services, () => editSteps(input, steps, { format, quality, anim, limits: services.limits }));
+    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

@@ -18,7 +18,7 @@ export function removeBackgroundRoute(router: Router, services: Services, guards
     const input = await inputBytes(form, services);
     ctx.state.usesModel = true; // a metrics label (server/metrics.ts)
     await services.model.ensure();
-    const result = await runJob(ctx, services, () => removeBackground(input, { format, trim, limits: services.limits }));
+    const result = await runJob(ctx, services, (control) => removeBackground(input, { format, trim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }
