@@ -12,6 +12,8 @@ import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
+import { corsMiddleware } from './cors.js';
+import { Metrics, metricsRoute } from './metrics.js';
 import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
@@ -20,8 +22,8 @@ import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
+import { createStore, type ResultStore } from './store/index.js';
 import { webRoutes } from './web/routes.js';
-import { DiskResultStore, type ResultStore } from './store/index.js';
 
 export interface AppOptions {
   config: Config;
@@ -63,18 +65,18 @@ export function flushLogs(logger: Logger): void {
 export function createApp(options: AppOptions): MatteApp {
   const { config } = options;
   const logger = options.logger ?? createLogger(config);
-  const store =
-    options.store ??
-    new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, onError: (err) => logger.error({ err }, 'result sweep failed') });
+  const store = options.store ?? createStore(config, logger);
+  const limiter = new JobLimiter(config.concurrency, config.queueLimit);
   // libvips' and ONNX Runtime's threads per job follow the number of jobs run at once.
   const { threadsPerJob } = configure({ concurrency: config.concurrency });
   const services: Services = {
     config,
     store,
-    limiter: new JobLimiter(config.concurrency, config.queueLimit),
+    limiter,
     jobs: new RunningJobs(),
     model: new ModelState(config, threadsPerJob, logger),
     logger,
+    metrics: new Metrics(limiter, store),
     fetch: {
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.urlFetchTimeoutMs,
@@ -97,9 +99,13 @@ export function createApp(options: AppOptions): MatteApp {
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
+  metricsRoute(router, services.metrics, config.metricsKey);
   webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
+  app.use(services.metrics.middleware());
+  const cors = corsMiddleware(config.corsOrigins);
+  if (cors) app.use(cors);
   app.use(async (ctx, next) => {
     // During shutdown every response closes its connection, so server.close() can complete.
     if (services.shuttingDown) ctx.set('Connection', 'close');

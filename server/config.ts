@@ -3,15 +3,15 @@
 // expected (ConfigError). Nothing else in server/ reads process.env.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
 import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
+import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
 
-export interface Config {
+export interface Config extends ScaleConfig {
   port: number;
   host: string;
   /** Absolute base of result URLs, no trailing slash. */
@@ -81,16 +81,17 @@ export const CONFIG_VARIABLES = [
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
   'UV_THREADPOOL_SIZE',
+  ...SCALE_VARIABLES,
 ] as const;
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
-function present(env: Env, name: string): string | undefined {
+export function present(env: Env, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const text = present(env, name);
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text)) throw new ConfigError(`${name}=${JSON.stringify(text)} is not a whole number (expected ${min}..${max})`);
@@ -101,7 +102,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function flag(env: Env, name: string): boolean {
+export function flag(env: Env, name: string): boolean {
   const text = present(env, name);
   if (text === undefined) return false;
   const lower = text.toLowerCase();
@@ -189,7 +190,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     apiKeys.push(generatedKey);
   }
 
-  const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? join(tmpdir(), 'matte-results');
+  const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? defaultResultsDir(env);
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
   // The library's (and the addon's) own bounds: a value they would refuse cannot pass start-up.
@@ -235,6 +236,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     model,
     modelsDir,
     logLevel,
+    ...loadScaleConfig(env),
   };
 }
 

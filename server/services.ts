@@ -5,6 +5,7 @@ import { loadModel, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
 import type { RunningJobs } from './jobs.js';
 import type { JobLimiter } from './middleware.js';
+import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input.js';
 
@@ -16,6 +17,7 @@ export interface Services {
   jobs: RunningJobs;
   model: ModelState;
   logger: Logger;
+  metrics: Metrics;
   fetch: FetchOptions;
   limits: Limits;
   /** Set once SIGTERM (or close()) started the shutdown. */

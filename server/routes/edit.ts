@@ -30,7 +30,10 @@ export function editRoute(router: Router, services: Services, guards: Middleware
     }
     const steps = parseOperationsJson(fields.operations);
     const input = await inputBytes(form, services);
-    if (steps.some((s) => s.op === 'removeBackground')) await services.model.ensure();
+    if (steps.some((s) => s.op === 'removeBackground')) {
+      ctx.state.usesModel = true; // a metrics label (server/metrics.ts)
+      await services.model.ensure();
+    }
     const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });

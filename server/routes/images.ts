@@ -3,6 +3,7 @@
 import type { Context } from 'koa';
 import { MatteError, OUTPUT_MODES, parseEnumField, type JobControl, type OutputMode, type Result } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
+import { storeError } from '../store/errors.js';
 import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
 import type { Services } from '../services.js';
 
@@ -22,7 +23,15 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   if (text === undefined || text.trim() === '') {
     throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
   }
-  return fetchInputUrl(parseInputUrl(text), services.fetch);
+  const url = parseInputUrl(text);
+  try {
+    const bytes = await fetchInputUrl(url, services.fetch);
+    services.metrics.urlFetched('ok');
+    return bytes;
+  } catch (err) {
+    services.metrics.urlFetched((err as { code?: string }).code ?? 'error');
+    throw err;
+  }
 }
 
 /** Whether the client's connection is already gone (its 'close' may have fired before we listened). */
@@ -40,7 +49,15 @@ export async function runJob(ctx: Context, services: Services, job: (control: Jo
   if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the job started');
   const { signal, done } = services.jobs.open(ctx);
   try {
-    return await services.limiter.run(() => job({ timeout: services.config.jobTimeoutMs / 1000, signal }), signal);
+    return await services.limiter.run(async () => {
+      const started = process.hrtime.bigint();
+      try {
+        return await job({ timeout: services.config.jobTimeoutMs / 1000, signal });
+      } finally {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9; // in its slot: queueing excluded
+        services.metrics.jobDone(ctx.path, seconds, ctx.state.usesModel ? services.model.name : undefined);
+      }
+    }, signal);
   } catch (err) {
     // Stopped by its signal: the request ends as the abort's reason says (client_closed, shutting_down).
     if (err instanceof MatteError && err.code === 'aborted' && signal.reason instanceof HttpError) throw signal.reason;
@@ -61,8 +78,18 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     return;
   }
   if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the result was stored');
-  const stored = await services.store.put(result.data, { ext: result.format, mediaType: result.mediaType });
+  const { store, metrics } = services;
+  let stored, presigned;
+  try {
+    stored = await store.put(result.data, { ext: result.format, mediaType: result.mediaType });
+    presigned = await store.publicUrl?.(stored); // MATTE_RESULTS_PRESIGN=1: the bucket's own URL
+  } catch (err) {
+    const error = storeError(err); // 507 insufficient_storage or 503 store_unavailable, never 500
+    metrics.resultNotStored(store.kind, error.code);
+    throw error;
+  }
+  metrics.resultStored(store.kind, stored.size);
   ctx.status = 200;
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = { id: stored.id, url: `${services.config.publicUrl}/images/results/${stored.id}.${stored.ext}` };
+  ctx.body = { id: stored.id, url: presigned ?? `${services.config.publicUrl}/images/results/${stored.id}.${stored.ext}` };
 }

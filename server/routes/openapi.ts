@@ -73,7 +73,8 @@ const imageResponses = {
   '415': errorResponse('unsupported_image'),
   '422': errorResponse('input_url_fetch_failed, job_timeout (the job ran past MATTE_JOB_TIMEOUT_SECONDS and was stopped)'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After): the job queue or the URL fetches (MATTE_MAX_URL_FETCHES) are full; model_error while the model is not loaded; or shutting_down (the shutdown timeout stopped the job; with Retry-After)'),
+  '503': errorResponse('overloaded (with Retry-After): the job queue or the URL fetches (MATTE_MAX_URL_FETCHES) are full; model_error while the model is not loaded; shutting_down (the shutdown timeout stopped the job; with Retry-After); or store_unavailable: output=url and the result store cannot be written (with Retry-After)'),
+  '507': errorResponse('insufficient_storage: output=url and the result store is full (disk full or MATTE_RESULTS_MAX_BYTES); output=raw still works'),
 };
 
 const inputField = {
@@ -130,6 +131,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
             '304': { description: 'not modified (If-None-Match)' },
             '404': errorResponse('not_found: unknown or expired'),
             '416': errorResponse('range_not_satisfiable'),
+            '503': errorResponse('store_unavailable: the result store does not answer'),
           },
         },
         head: { summary: 'Headers of a stored result', responses: { '200': { description: 'as GET, without the body' }, '404': { description: 'unknown or expired' } } },
@@ -144,9 +146,16 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/': { get: { summary: 'The playground: a web page to try the API in a browser (server/web/)', responses: { '200': { description: 'text/html' } } } },
       '/docs': { get: { summary: 'This document rendered as an API reference page (Swagger UI, served locally)', responses: { '200': { description: 'text/html' } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (text exposition format); open unless MATTE_METRICS_KEY is set, then only with Authorization: Bearer KEY (or X-Api-Key: KEY)',
+          security: [{}, { MetricsKey: [] }],
+          responses: { '200': { description: 'the metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': errorResponse('unauthorized: MATTE_METRICS_KEY is set and was not sent') },
+        },
+      },
     },
     components: {
-      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, MetricsKey: { type: 'http', scheme: 'bearer', description: 'MATTE_METRICS_KEY' } },
       headers: { RequestId: { description: 'the id of this request in the server log', schema: { type: 'string' } } },
       schemas: {
         Error: {
@@ -164,7 +173,10 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
           type: 'object',
           required: ['id', 'url'],
           additionalProperties: false,
-          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' }, url: { type: 'string', format: 'uri' } },
+          properties: {
+            id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' },
+            url: { type: 'string', format: 'uri', description: "matte's download URL, or with MATTE_RESULTS_PRESIGN=1 the object store's presigned URL (valid until the result expires)" },
+          },
         },
       },
     },

@@ -16,6 +16,7 @@ export function removeBackgroundRoute(router: Router, services: Services, guards
     const format = fields.format === undefined ? 'png' : parseEnumField('format', MATTE_FORMATS, fields.format);
     const trim = fields.trim === undefined ? false : parseBooleanField('trim', fields.trim);
     const input = await inputBytes(form, services);
+    ctx.state.usesModel = true; // a metrics label (server/metrics.ts)
     await services.model.ensure();
     const result = await runJob(ctx, services, (control) => removeBackground(input, { format, trim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);

@@ -267,15 +267,15 @@ test('remove-background: quality and anim are unknown fields, other formats inva
 
 // ---- failures of the server itself ---------------------------------------------------------------
 
-test('a store that cannot be written: 500 internal with the request id and no path; /readyz 503', async () => {
+test('a store that cannot be written (its directory removed): 503 store_unavailable, no path; /readyz 503', async () => {
   const dir = await tempDir('matte-broken-');
   const broken = await startTestServer({ MATTE_RESULTS_DIR: dir });
   try {
     await rm(dir, { recursive: true, force: true });
     const r = await post(broken.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
-    assertError(r, 500, 'internal');
+    assertError(r, 503, 'store_unavailable');
+    assert.ok(r.headers.get('retry-after'));
     const body = r.body.toString();
-    assert.ok(body.includes(r.headers.get('x-request-id')!), body);
     assert.not.ok(body.includes(dir), body);
     assert.not.ok(/\bat \w|\.js:\d/.test(body), body);
     const ready = await get(broken.url, '/readyz');
