@@ -3,6 +3,7 @@
 #include <napi.h>
 #include <vips/vips8>
 
+#include "counters.h"
 #include "errors.h"
 #include "libvips.h"
 #include "matte/model.h"
@@ -341,6 +342,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
+  exports.Set("counters", Napi::Function::New(env, matte::counters));
   return exports;
 }
 
