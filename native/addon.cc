@@ -9,6 +9,7 @@
 #include "matte/model.h"
 #include "pipeline.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -67,7 +68,9 @@ matte::Step to_step(const Napi::Object &o, int index) {
     step.value = get_ranged(o, "radius", 0, 250, 0);
   } else if (op == "brightness" || op == "contrast" || op == "saturation") {
     step.op = op == "brightness" ? matte::Op::Brightness : op == "contrast" ? matte::Op::Contrast : matte::Op::Saturation;
-    step.value = get_ranged(o, "value", 0, 1e9, 1);
+    // The schema allows any finite value >= 0; past 1e9 every pixel saturates already, so larger
+    // values are clamped rather than refused (refusing them answered 500: found by the fuzzer).
+    step.value = std::min(get_ranged(o, "value", 0, std::numeric_limits<double>::max(), 1), 1e9);
   } else if (op == "background") {
     step.op = matte::Op::Background;
     Napi::Value rgba = o.Get("rgba");
