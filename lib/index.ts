@@ -5,8 +5,9 @@
 //   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { addon, type NativePlan, type NativeResult } from './native.js';
-import { MatteError, fromNativeError } from './errors.js';
+import { addon, type NativePlan } from './native.js';
+import { MatteError } from './errors.js';
+import { jobTimeoutMs, runCancellable, type JobControl } from './budget.js';
 import {
   DEFAULT_QUALITY,
   MEDIA_TYPES,
@@ -24,6 +25,7 @@ export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
 export { loadModel, modelRegistry, type ModelEntry, type LoadedModel } from './models.js';
+export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
 
 /** An encoded image in memory, or the path of an image file. */
 export type Input = Buffer | Uint8Array | string;
@@ -40,7 +42,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxPixels: 100_000_000, maxFrames: 1000, maxMatteFrames: 100 };
 
-export interface EditOptions {
+export interface EditOptions extends JobControl {
   /** Output format, default png. */
   format?: OutputFormat;
   /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
@@ -50,7 +52,7 @@ export interface EditOptions {
   limits?: Partial<Limits>;
 }
 
-export interface RemoveBackgroundOptions {
+export interface RemoveBackgroundOptions extends JobControl {
   /** png (default) or webp. */
   format?: MatteFormat;
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
@@ -119,7 +121,8 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
   return result.data as T;
 }
 
-async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits?: Partial<Limits>): Promise<Result> {
+async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl): Promise<Result> {
+  const timeoutMs = jobTimeoutMs(control);
   const buffer = await toBuffer(input);
   const threads = threadsPerJob(); // configures libvips' threads on the first job
   const needsModel = steps.some((s) => s.op === 'removeBackground');
@@ -132,13 +135,9 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
     maxPixels: limits?.maxPixels ?? DEFAULT_LIMITS.maxPixels,
     maxFrames: limits?.maxFrames ?? DEFAULT_LIMITS.maxFrames,
     maxMatteFrames: limits?.maxMatteFrames ?? DEFAULT_LIMITS.maxMatteFrames,
+    timeoutMs,
   };
-  let out: NativeResult;
-  try {
-    out = await addon.run(buffer, plan, model?.handle);
-  } catch (err) {
-    throw fromNativeError(err);
-  }
+  const out = await runCancellable((job) => addon.run(buffer, plan, model?.handle, job), control.signal);
   return { ...out, format, mediaType: MEDIA_TYPES[format] };
 }
 
@@ -148,15 +147,15 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
 export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
-  const { limits, ...rest } = options;
+  const { limits, timeout, signal, ...rest } = options;
   const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
   const steps = parseOperations(operations);
-  return editSteps(input, steps, { ...opts, limits });
+  return editSteps(input, steps, { ...opts, limits, timeout, signal });
 }
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
 export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
-  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits);
+  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits, options);
 }
 
 /**
@@ -164,11 +163,11 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
-  const { limits, ...rest } = options;
+  const { limits, timeout, signal, ...rest } = options;
   const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean }>(removeBackgroundOptionsSchema, rest);
   const steps: Step[] = [{ op: 'removeBackground' }];
   if (opts.trim) steps.push({ op: 'trimTransparent' });
-  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits);
+  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal });
 }
 
 /** Versions of matte and of the native libraries it runs on. */

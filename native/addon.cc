@@ -3,6 +3,7 @@
 #include <napi.h>
 #include <vips/vips8>
 
+#include "budget.h"
 #include "counters.h"
 #include "errors.h"
 #include "libvips.h"
@@ -114,6 +115,7 @@ matte::Plan to_plan(const Napi::Object &o) {
   plan.limits.max_pixels = uint64_t(get_ranged(o, "maxPixels", 1, 1e15, 1e8));
   plan.limits.max_frames = int(get_ranged(o, "maxFrames", 1, 1e6, 1000));
   plan.limits.max_matte_frames = int(get_ranged(o, "maxMatteFrames", 1, 1e6, 100));
+  plan.timeout_ms = int64_t(get_ranged(o, "timeoutMs", 0, 1e12, 0));
   return plan;
 }
 
@@ -182,14 +184,24 @@ Napi::Value start(Napi::Env env, Make make) {
 
 // ---- run ---------------------------------------------------------------------------------
 
+using BudgetPtr = std::shared_ptr<matte::Budget>;
+
 class RunWorker : public Worker {
  public:
-  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, matte::Plan plan, ModelPtr model)
+  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, matte::Plan plan, ModelPtr model, BudgetPtr budget)
       : Worker(env), input_(Napi::Persistent(input)), data_(input.Data()), size_(input.Length()),
-        plan_(std::move(plan)), model_(std::move(model)) {}
+        plan_(std::move(plan)), model_(std::move(model)), budget_(std::move(budget)) {}
 
  protected:
-  void Work() override { out_ = matte::run(data_, size_, plan_, model_.get()); }
+  void Work() override {
+    // The clock starts when a thread picks the job up, not while it waits for one.
+    budget_->start(plan_.timeout_ms);
+    struct Finish {
+      matte::Budget &budget;
+      ~Finish() { budget.finish(); }
+    } finish{*budget_};
+    out_ = matte::run(data_, size_, plan_, model_.get(), *budget_);
+  }
 
   Napi::Value Result(Napi::Env env) override {
     Napi::Object result = Napi::Object::New(env);
@@ -214,8 +226,28 @@ class RunWorker : public Worker {
   size_t size_;
   matte::Plan plan_;
   ModelPtr model_;
+  BudgetPtr budget_;  // shared with the JS handle from createJob(), which may cancel it
   matte::Encoded out_{nullptr, 0, 0, 0, 0};
 };
+
+// A job handle: created before run() so that JS can cancel the job whatever state it is in.
+BudgetPtr budget_from(const Napi::Value &value) {
+  if (value.IsUndefined() || value.IsNull()) return std::make_shared<matte::Budget>();
+  if (!value.IsExternal()) throw Error("internal", "job must be a handle from createJob");
+  return *value.As<Napi::External<BudgetPtr>>().Data();
+}
+
+Napi::Value CreateJob(const Napi::CallbackInfo &info) {
+  return Napi::External<BudgetPtr>::New(info.Env(), new BudgetPtr(std::make_shared<matte::Budget>()),
+                                        [](Napi::Env, BudgetPtr *p) { delete p; });
+}
+
+// cancel(job): stops the job (inside libvips or ONNX Runtime, within a tile or an operator);
+// returns whether it had started (false: it was still waiting for a thread and will not run).
+Napi::Value Cancel(const Napi::CallbackInfo &info) {
+  if (!info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "cancel needs a handle from createJob");
+  return Napi::Boolean::New(info.Env(), (*info[0].As<Napi::External<BudgetPtr>>().Data())->cancel());
+}
 
 ModelPtr model_from(const Napi::Value &value) {
   if (value.IsUndefined() || value.IsNull()) return nullptr;
@@ -228,7 +260,7 @@ Napi::Value Run(const Napi::CallbackInfo &info) {
     if (!info[0].IsBuffer()) throw Error("internal", "input must be a Buffer");
     if (!info[1].IsObject()) throw Error("internal", "plan must be an object");
     return new RunWorker(info.Env(), info[0].As<Napi::Buffer<uint8_t>>(), to_plan(info[1].As<Napi::Object>()),
-                         model_from(info[2]));
+                         model_from(info[2]), budget_from(info[3]));
   });
 }
 
@@ -341,6 +373,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // and a hostile input could flood the log with them: drop them.
   g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, [](const gchar *, GLogLevelFlags, const gchar *, gpointer) {}, nullptr);
   exports.Set("run", Napi::Function::New(env, Run));
+  exports.Set("createJob", Napi::Function::New(env, CreateJob));
+  exports.Set("cancel", Napi::Function::New(env, Cancel));
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("configure", Napi::Function::New(env, Configure));

@@ -1,10 +1,12 @@
 #include "pipeline.h"
 
+#include "budget.h"
 #include "errors.h"
 #include "load.h"
 #include "steps/steps.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 using vips::VError;
@@ -36,6 +38,12 @@ bool streams(const Plan &plan) {
 
 std::string size_text(int64_t width, int64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", value);
+  return text;
+}
+
 // Refuses a resize whose result (or the scaled image it is cropped from) is over the limits,
 // before any pixel is computed.
 void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frames, const Limits &limits) {
@@ -48,6 +56,48 @@ void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frame
     throw invalid_operation(step.index, "resize",
                             "would need a " + size_text(g.scaled_width, g.scaled_height) +
                                 " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+}
+
+// The work of the plan's blurs, known before any pixel: sum over blur steps of the pixels they
+// touch (all frames) x their radius. A blur's time grows with both (measured, docs/api.md "Cost"):
+// ~1 ns of CPU per unit on a 2-core x86 once its input is materialised, so one blur of 250 over the
+// 100-MP maximum (2.5e10) is ~25 s of CPU. The bound is twice that: it admits any single blur of any
+// image within the limits, and refuses stacks of wide blurs over huge images (three blurs of 250
+// over 10000x10000 ran for more than 16 minutes before; several blurs of sigma s are one blur of
+// sigma s x sqrt(n), which the schema's radius limit refuses anyway).
+const double kMaxBlurWork = 5e10;
+
+void check_blur_work(const Frames &frames, const Plan &plan) {
+  int64_t width = frames.logical_width, height = frames.logical_height;
+  double work = 0;
+  for (const Step &step : plan.steps) {
+    switch (step.op) {
+      case Op::Resize: {
+        ResizeGeometry g = resize_geometry(int(width), int(height), step);
+        width = g.width;
+        height = g.height;
+        break;
+      }
+      case Op::Rotate:
+        if (step.angle != 180) std::swap(width, height);
+        break;
+      case Op::Blur: {
+        // Trim may shrink the image before a blur: the estimate assumes it does not (an upper bound).
+        work += double(width) * double(height) * frames.count() * step.value;
+        if (work > kMaxBlurWork)
+          throw invalid_operation(step.index, "blur",
+                                  "is refused before any pixel is computed: the blurs up to this one would cost " +
+                                      scientific(work) + " pixels x radius (this one: " + size_text(width, height) +
+                                      (frames.count() > 1 ? " x " + std::to_string(frames.count()) + " frames" : "") +
+                                      " x " + std::to_string(int(step.value)) + "), more than the limit of " +
+                                      scientific(kMaxBlurWork) + " (two blurs of radius 250 over 100 megapixels); " +
+                                      "blur a smaller image, or use one blur with a smaller radius");
+        break;
+      }
+      default:
+        break;
+    }
+  }
 }
 
 // Crops every frame to one box: the union of the boxes found per frame, so frames stay equal.
@@ -77,8 +127,28 @@ void crop_to_union(Frames &frames, FindBox find_box) {
 // input up to three times, always does (see its case below).
 bool reads_regions(Op op) { return op == Op::Resize || op == Op::Rotate; }
 
-void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model) {
-  if (frames.lazy_neighbourhood && reads_regions(step.op)) frames.materialise();
+// A materialised frame no longer signals progress (libvips drops the link): watch it again.
+void materialise(Frames &frames, Budget &budget) {
+  frames.materialise();
+  budget.watch(frames);
+}
+
+// A wide blur reads every output tile's input with a margin of about its radius on each side, and
+// libvips keeps no cache between the two: whatever is lazy before it (an upscale, another blur) is
+// computed again for every overlap. Measured (docs/api.md, "Cost"): resize 512 -> 5000x5000 then
+// blur 250, 23 s of CPU lazily, 6 s with the upscale materialised first; the pixels are identical.
+const double kWideBlur = 20;
+
+bool in_memory(const Frames &frames) {
+  for (const VImage &image : frames.images) {
+    VipsImageType type = image.get_image()->dtype;
+    if (type != VIPS_IMAGE_SETBUF && type != VIPS_IMAGE_SETBUF_FOREIGN) return false;
+  }
+  return true;
+}
+
+void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model, Budget &budget) {
+  if (frames.lazy_neighbourhood && reads_regions(step.op)) materialise(frames, budget);
   switch (step.op) {
     case Op::Resize: {
       ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
@@ -89,6 +159,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
     case Op::Rotate: return frames.apply([&](const VImage &image) { return rotate(image, step); });
     case Op::Flip: return frames.apply([&](const VImage &image) { return flip(image, step); });
     case Op::Blur:
+      if (step.value > kWideBlur && !in_memory(frames)) materialise(frames, budget);
       frames.apply([&](const VImage &image) { return blur(image, step); });
       frames.lazy_neighbourhood = step.value > 0;
       return;
@@ -105,8 +176,8 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
-      frames.materialise();
-      return frames.apply([&](const VImage &image) { return remove_background(image, *model); });
+      materialise(frames, budget);
+      return frames.apply([&](const VImage &image) { return remove_background(image, *model, budget); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
     case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);
@@ -152,7 +223,7 @@ Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOp
 
 }  // namespace
 
-Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model) {
+Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model, Budget &budget) {
   LoadOptions options;
   options.all_frames = plan.anim && can_animate(plan.format);
   options.sequential = streams(plan) && !options.all_frames;
@@ -160,10 +231,23 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   options.first_step = plan.steps.empty() ? nullptr : &plan.steps.front();
 
   try {
+    budget.check();
     Frames frames = load(data, size, options);
-    for (const Step &step : plan.steps) apply(frames, step, plan, model);
+    check_blur_work(frames, plan);
+    budget.watch(frames);
+    for (const Step &step : plan.steps) {
+      budget.check();
+      apply(frames, step, plan, model, budget);
+      budget.watch(frames);
+    }
+    budget.check();
     return save(frames, plan.format, plan.quality);
   } catch (const VError &err) {
+    // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
+    if (budget.stopped() != Budget::Stop::None) {
+      vips_error_clear();
+      throw budget.error();
+    }
     throw classify(err, data, size, options);
   }
 }

@@ -58,6 +58,7 @@ struct Plan {
   int quality = 80;
   bool anim = true;
   Limits limits;
+  int64_t timeout_ms = 0;  // the job's time budget (budget.h); 0: none
 };
 
 inline bool can_animate(Format f) { return f == Format::Gif || f == Format::Webp; }

@@ -12,6 +12,7 @@ import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,6 +20,7 @@ import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
+import { webRoutes } from './web/routes.js';
 import { DiskResultStore, type ResultStore } from './store/index.js';
 
 export interface AppOptions {
@@ -68,6 +70,7 @@ export function createApp(options: AppOptions): MatteApp {
     config,
     store,
     limiter: new JobLimiter(config.concurrency, config.queueLimit),
+    jobs: new RunningJobs(),
     model: new ModelState(config, threadsPerJob, logger),
     logger,
     fetch: {
@@ -94,6 +97,7 @@ export function createApp(options: AppOptions): MatteApp {
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
+  webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
   app.use(async (ctx, next) => {
@@ -130,6 +134,9 @@ export function createApp(options: AppOptions): MatteApp {
 
   return { app, services };
 }
+
+/** How long jobs stopped by the shutdown get to send their 503 before connections are closed. */
+export const SHUTDOWN_ANSWER_MS = 1000;
 
 export interface RunningServer {
   server: http.Server;
@@ -199,12 +206,21 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     closing ??= (async () => {
       services.shuttingDown = true;
       await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        // At the shutdown timeout every job still queued or running is stopped (inside libvips and
+        // ONNX Runtime, within a second) and answered 503 shutting_down; a moment later whatever
+        // connection is left is closed.
+        let closeLeft: NodeJS.Timeout | undefined;
+        const force = setTimeout(() => {
+          services.jobs.abortAll();
+          closeLeft = setTimeout(() => server.closeAllConnections(), SHUTDOWN_ANSWER_MS);
+          closeLeft.unref();
+        }, config.shutdownTimeoutMs);
         force.unref();
         // Keep-alive connections become idle as their last response ends: close them as they do.
         const idle = setInterval(() => server.closeIdleConnections(), 250);
         server.close(() => {
           clearTimeout(force);
+          clearTimeout(closeLeft);
           clearInterval(idle);
           resolve();
         });

@@ -33,6 +33,8 @@ export interface Config {
   /** Time allowed to receive a whole request body. */
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** The time budget of one image job (MATTE_JOB_TIMEOUT_SECONDS), from when it starts running. */
+  jobTimeoutMs: number;
   /** Registry name of the model loaded at start (undefined: MATTE_MODEL's or the registry default). */
   model?: string;
   /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
@@ -66,6 +68,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
   'MATTE_REQUEST_TIMEOUT_SECONDS',
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
+  'MATTE_JOB_TIMEOUT_SECONDS',
   'MATTE_MODEL',
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
@@ -173,6 +176,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
+  const jobTimeoutMs = integer(env, 'MATTE_JOB_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000;
   const model = present(env, 'MATTE_MODEL');
   const modelsDir = present(env, 'MATTE_MODELS_DIR');
   const logLevel = (present(env, 'MATTE_LOG_LEVEL') ?? 'info').toLowerCase();
@@ -197,6 +201,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     urlFetchTimeoutMs,
     requestTimeoutMs,
     shutdownTimeoutMs,
+    jobTimeoutMs,
     model,
     modelsDir,
     logLevel,

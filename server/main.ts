@@ -4,6 +4,9 @@
 import { spawn } from 'node:child_process';
 import { ConfigError, loadConfig, wantedThreadPoolSize, type Config } from './config.js';
 
+/** After MATTE_SHUTDOWN_TIMEOUT_SECONDS, how long stopped jobs and the store get before the process is killed. */
+const HARD_EXIT_MARGIN_MS = 3000;
+
 function fail(message: string): never {
   process.stderr.write(`matte: ${message}\n`);
   process.exit(1);
@@ -56,6 +59,15 @@ async function run(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing running requests');
+    // The last resort, should a job not stop when the shutdown timeout aborts it: the process must
+    // end anyway. Not process.exit(): libuv's exit handler joins the thread pool, i.e. waits for
+    // that very job. SIGKILL cannot be caught or delayed.
+    const hardExit = setTimeout(() => {
+      logger.error({ afterMs: config.shutdownTimeoutMs + HARD_EXIT_MARGIN_MS }, 'shutdown timed out: a job did not stop; killing the process');
+      flushLogs(logger);
+      process.kill(process.pid, 'SIGKILL');
+    }, config.shutdownTimeoutMs + HARD_EXIT_MARGIN_MS);
+    hardExit.unref();
     running.close().then(
       () => {
         logger.info('stopped');

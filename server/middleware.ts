@@ -174,7 +174,8 @@ export class JobLimiter {
       const onAbort = () => {
         const at = this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
-        reject(new HttpError(400, 'client_closed', 'the client went away while the job was queued'));
+        // The abort's reason, when it is the answer (client_closed, shutting_down: server/jobs.ts).
+        reject(signal?.reason instanceof HttpError ? signal.reason : new HttpError(400, 'client_closed', 'the client went away while the job was queued'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);

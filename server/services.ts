@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { loadModel, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
+import type { RunningJobs } from './jobs.js';
 import type { JobLimiter } from './middleware.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input.js';
@@ -11,6 +12,8 @@ export interface Services {
   config: Config;
   store: ResultStore;
   limiter: JobLimiter;
+  /** Every admitted job's AbortController (client gone, shutdown). */
+  jobs: RunningJobs;
   model: ModelState;
   logger: Logger;
   fetch: FetchOptions;

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include "../budget.h"
 #include "../errors.h"
 
 #include <algorithm>
@@ -95,17 +96,19 @@ void Model::open() {
   if (!found) throw model_error("the model has no output named \"" + spec.output + "\"");
 }
 
-std::vector<uint8_t> Model::infer(std::vector<float> &&chw) const {
+std::vector<uint8_t> Model::infer(std::vector<float> &&chw, Budget *budget) const {
   if (chw.size() != size_t(3) * spec_.input_width * spec_.input_height)
     throw model_error("the model's input has the wrong size");
   try {
-    return run(chw);
+    return run(chw, budget);
   } catch (const Ort::Exception &err) {
+    // A terminated run fails with "Exiting due to terminate flag": that is the budget's stop.
+    if (budget) budget->check();
     throw model_error(std::string("inference failed: ") + err.what());
   }
 }
 
-std::vector<uint8_t> Model::run(std::vector<float> &chw) const {
+std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
   const size_t pixels = size_t(spec_.input_width) * spec_.input_height;
   std::array<int64_t, 4> shape{1, 3, spec_.input_height, spec_.input_width};
   auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
@@ -122,7 +125,12 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw) const {
 
   const char *input_names[] = {input_name_.c_str()};
   const char *output_names[] = {spec_.output.c_str()};
-  std::vector<Ort::Value> outputs = session_->Run(Ort::RunOptions{nullptr}, input_names, &input, 1, output_names, 1);
+  Ort::RunOptions run_options;
+  std::vector<Ort::Value> outputs;
+  {
+    Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
+    outputs = session_->Run(run_options, input_names, &input, 1, output_names, 1);
+  }
   if (outputs.size() != 1 || !outputs[0].IsTensor()) throw model_error("the model gave no matte tensor");
   auto info = outputs[0].GetTensorTypeAndShapeInfo();
   std::vector<int64_t> out_shape = info.GetShape();

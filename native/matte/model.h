@@ -12,6 +12,8 @@
 
 namespace matte {
 
+class Budget;
+
 /** A models/registry.json entry, as the addon needs it (see lib/models.ts). */
 struct ModelSpec {
   std::string path;
@@ -35,13 +37,14 @@ class Model {
 
   /**
    * Runs the model on a planar (CHW) float image of the input size and returns the matte,
-   * post-processed to 0..255, input_width x input_height bytes.
+   * post-processed to 0..255, input_width x input_height bytes. A `budget` that stops terminates
+   * the run inside ONNX Runtime; the job's error (job_timeout, aborted) is thrown then.
    */
-  std::vector<uint8_t> infer(std::vector<float> &&chw) const;
+  std::vector<uint8_t> infer(std::vector<float> &&chw, Budget *budget = nullptr) const;
 
  private:
   void open();
-  std::vector<uint8_t> run(std::vector<float> &chw) const;
+  std::vector<uint8_t> run(std::vector<float> &chw, Budget *budget) const;
 
   ModelSpec spec_;
   std::unique_ptr<Ort::Session> session_;

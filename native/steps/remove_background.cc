@@ -1,5 +1,6 @@
 // removeBackground: the model's matte becomes the alpha band, at the full resolution of the image
 // at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
+#include "../budget.h"
 #include "../errors.h"
 #include "../matte/model.h"
 #include "steps.h"
@@ -38,7 +39,7 @@ static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
 }
 
 // `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
-VImage remove_background(const VImage &in, const Model &model) {
+VImage remove_background(const VImage &in, const Model &model, Budget &budget) {
   VImage rgb = in;
   if (in.has_alpha()) {
     if (in.extract_band(in.bands() - 1).min() < 255) return in;
@@ -51,7 +52,8 @@ VImage remove_background(const VImage &in, const Model &model) {
   if (rgb.bands() != 3) throw Error("internal", "removeBackground needs a 3-band colour image");
   const ModelSpec &spec = model.spec();
   VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
-  std::vector<uint8_t> matte = model.infer(to_planar(small, spec));
+  budget.check();
+  std::vector<uint8_t> matte = model.infer(to_planar(small, spec), &budget);
 
   VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
                                                       spec.input_height, 1, VIPS_FORMAT_UCHAR);

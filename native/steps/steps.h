@@ -11,6 +11,7 @@
 
 namespace matte {
 
+class Budget;
 class Model;
 
 /** Scale to scaled_width x scaled_height, then take the centre width x height. */
@@ -32,7 +33,7 @@ vips::VImage brightness(const vips::VImage &in, const Step &step);
 vips::VImage contrast(const vips::VImage &in, const Step &step);
 vips::VImage saturation(const vips::VImage &in, const Step &step);
 vips::VImage background(const vips::VImage &in, const Step &step);
-vips::VImage remove_background(const vips::VImage &in, const Model &model);
+vips::VImage remove_background(const vips::VImage &in, const Model &model, Budget &budget);
 
 struct Box {
   int left, top, width, height;

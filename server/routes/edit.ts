@@ -31,7 +31,7 @@ export function editRoute(router: Router, services: Services, guards: Middleware
     const steps = parseOperationsJson(fields.operations);
     const input = await inputBytes(form, services);
     if (steps.some((s) => s.op === 'removeBackground')) await services.model.ensure();
-    const result = await runJob(ctx, services, () => editSteps(input, steps, { format, quality, anim, limits: services.limits }));
+    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

@@ -1,7 +1,7 @@
 // What both image endpoints share: the optional form fields, the input (upload or URL), running
 // the job in the limiter, and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
-import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result } from '../../lib/index.js';
+import { MatteError, OUTPUT_MODES, parseEnumField, type JobControl, type OutputMode, type Result } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
 import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
 import type { Services } from '../services.js';
@@ -25,18 +25,22 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   return fetchInputUrl(parseInputUrl(text), services.fetch);
 }
 
-/** An AbortSignal that fires when the client goes away before the response is sent. */
-export function clientGone(ctx: Context): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
-/** Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue). */
-export function runJob(ctx: Context, services: Services, job: () => Promise<Result>): Promise<Result> {
-  return services.limiter.run(job, clientGone(ctx));
+/**
+ * Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue), with
+ * the job's time budget (MATTE_JOB_TIMEOUT_SECONDS) and a signal that stops it, queued or running,
+ * when the client goes away or the shutdown timeout is reached (server/jobs.ts).
+ */
+export async function runJob(ctx: Context, services: Services, job: (control: JobControl) => Promise<Result>): Promise<Result> {
+  const { signal, done } = services.jobs.open(ctx);
+  try {
+    return await services.limiter.run(() => job({ timeout: services.config.jobTimeoutMs / 1000, signal }), signal);
+  } catch (err) {
+    // Stopped by its signal: the request ends as the abort's reason says (client_closed, shutting_down).
+    if (err instanceof MatteError && err.code === 'aborted' && signal.reason instanceof HttpError) throw signal.reason;
+    throw err;
+  } finally {
+    done();
+  }
 }
 
 export async function sendResult(ctx: Context, services: Services, result: Result, output: OutputMode): Promise<void> {

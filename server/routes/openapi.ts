@@ -70,9 +70,9 @@ const imageResponses = {
   '408': errorResponse('request_timeout: the body was not received in time'),
   '413': errorResponse('input_too_large (upload or fetched body), image_too_large (pixels or frames)'),
   '415': errorResponse('unsupported_image'),
-  '422': errorResponse('input_url_fetch_failed'),
+  '422': errorResponse('input_url_fetch_failed, job_timeout (the job ran past MATTE_JOB_TIMEOUT_SECONDS and was stopped)'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After), or model_error while the model is not loaded'),
+  '503': errorResponse('overloaded (with Retry-After), model_error while the model is not loaded, or shutting_down (the shutdown timeout stopped the job; with Retry-After)'),
 };
 
 const inputField = {
@@ -141,6 +141,8 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+      '/': { get: { summary: 'The playground: a web page to try the API in a browser (server/web/)', responses: { '200': { description: 'text/html' } } } },
+      '/docs': { get: { summary: 'This document rendered as an API reference page (Swagger UI, served locally)', responses: { '200': { description: 'text/html' } } } },
     },
     components: {
       securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },

@@ -17,7 +17,7 @@ export function removeBackgroundRoute(router: Router, services: Services, guards
     const trim = fields.trim === undefined ? false : parseBooleanField('trim', fields.trim);
     const input = await inputBytes(form, services);
     await services.model.ensure();
-    const result = await runJob(ctx, services, () => removeBackground(input, { format, trim, limits: services.limits }));
+    const result = await runJob(ctx, services, (control) => removeBackground(input, { format, trim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }
