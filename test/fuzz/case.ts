@@ -22,6 +22,12 @@ export interface FuzzCase {
   operations?: unknown;
   options?: EditOptions;
   plan?: Record<string, unknown>;
+  /**
+   * A job budget of its own, in ms, far below the deadline: the job is then stopped part-way
+   * (inside libvips or ONNX Runtime) and the stop path itself is fuzzed, under ASan the most likely
+   * place for a use-after-free. Unset: the run's budget.
+   */
+  budgetMs?: number;
 }
 
 /**
@@ -54,8 +60,9 @@ function withBudget(options: EditOptions, timeoutMs: number): EditOptions {
   return hasBudget ? ({ ...options, timeout: timeoutMs / 1000 } as EditOptions) : options;
 }
 
-/** Runs the case and judges the outcome. `timeoutMs` is handed to the job budget where supported. */
-export async function runCase(c: FuzzCase, timeoutMs: number): Promise<Outcome> {
+/** Runs the case and judges the outcome. `runBudgetMs` is handed to the job budget where supported. */
+export async function runCase(c: FuzzCase, runBudgetMs: number): Promise<Outcome> {
+  const timeoutMs = c.budgetMs ?? runBudgetMs;
   if (c.kind === 'plan') {
     try {
       // timeoutMs: the addon's key for the job budget once it exists; ignored before.

@@ -56,14 +56,16 @@ function makeCase(rng: Rng, seeds: Array<{ name: string; data: Buffer }>, allowM
   const { data, mutations } = rng.chance(0.9) ? mutate(seed.data, rng, others) : { data: seed.data, mutations: [] };
   const roll = rng.next();
   const options = { format: outputFormat(rng), quality: 1 + rng.int(100), anim: rng.chance(0.7), limits: limits(rng) };
+  // One case in five is given a budget of a few milliseconds: it is stopped part-way (job_timeout).
+  const budgetMs = rng.chance(0.2) ? rng.pick([1, 3, 10, 30, 100]) : undefined;
   if (roll < 0.75) {
-    return { kind: 'edit', seed: seed.name, mutations, input: data, operations: validOperations(rng, allowModel), options };
+    return { kind: 'edit', seed: seed.name, mutations, input: data, operations: validOperations(rng, allowModel), options, budgetMs };
   }
   if (roll < 0.85) {
     return { kind: 'invalid-operations', seed: seed.name, mutations, input: data, operations: invalidOperations(rng), options };
   }
   const steps = parseOperations(validOperations(rng, false));
-  return { kind: 'plan', seed: seed.name, mutations, input: data, plan: brokenPlan(rng, steps, options.format) };
+  return { kind: 'plan', seed: seed.name, mutations, input: data, plan: brokenPlan(rng, steps, options.format), budgetMs };
 }
 
 async function main(): Promise<void> {
