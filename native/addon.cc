@@ -4,11 +4,13 @@
 #include <vips/vips8>
 
 #include "budget.h"
+#include "counters.h"
 #include "errors.h"
 #include "libvips.h"
 #include "matte/model.h"
 #include "pipeline.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -376,6 +378,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
+  exports.Set("counters", Napi::Function::New(env, matte::counters));
   return exports;
 }
 

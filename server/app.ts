@@ -90,7 +90,11 @@ export function createApp(options: AppOptions): MatteApp {
   };
 
   const app = new Koa({ proxy: false });
-  app.on('error', (err) => logger.error({ err }, 'unhandled error'));
+  // A client that goes away while a streamed body (a stored result) is being sent makes Koa's
+  // pipeline fail with ERR_STREAM_PREMATURE_CLOSE after the response started: nothing is wrong
+  // with the server, so it is not logged as an error (the soak saw it on plain downloads).
+  const clientGone = (err: { code?: string }) => ['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'].includes(err?.code ?? '');
+  app.on('error', (err) => (clientGone(err) ? logger.debug({ err }, 'client went away during the response') : logger.error({ err }, 'unhandled error')));
 
   const router = new Router();
   const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys), shedLoad(services.limiter)];

@@ -48,6 +48,9 @@ export async function openBrowser(): Promise<Browser> {
     args: CHROMIUM_FLAGS,
     viewport: { width: 1200, height: 900 },
     timeout: 60_000,
+    // Not the ASan runtime of `npm run test:asan` (scripts/asan-env.sh): it is for Node and the
+    // addon; preloaded into chromium it keeps the browser from starting.
+    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'LD_PRELOAD' && name !== 'ASAN_OPTIONS')) as Record<string, string>,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(60_000);
