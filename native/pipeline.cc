@@ -106,7 +106,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
       frames.materialise();
-      return frames.apply([&](const VImage &image) { return remove_background(image, *model); });
+      return frames.apply([&](const VImage &image) { return remove_background(image, *model, step); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
     case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);
