@@ -18,6 +18,6 @@ export function healthRoutes(router: Router, services: Services): void {
     if (!(await services.store.writable())) problems.push('the result store is not writable');
     if (problems.length) throw new HttpError(503, 'not_ready', problems.join('; '), { headers: { 'Retry-After': '5' } });
     const { running, waiting } = services.limiter.stats;
-    ctx.body = { status: 'ready', model: services.model.name, jobs: { running, waiting } };
+    ctx.body = { status: 'ready', model: services.model.names[0], models: services.model.names, jobs: { running, waiting } };
   });
 }
