@@ -16,7 +16,9 @@ test('the edge band: within the radius of the 0.5 contour, plus partial truth', 
   const square = new Uint8Array(25);
   square[12] = 255; // one opaque pixel in the middle of 5x5
   const band = edgeBand(square, 5, 5, 1);
-  assert.is(band.reduce((a, b) => a + b, 0), 16, 'the 4x4 around the contour pixels');
+  // The contour is marked on the pixel left of / above each change: (1,2), (2,2), (2,1); their 3x3
+  // neighbourhoods cover 3 + 4 + 4 + 4 pixels (rows 0..3).
+  assert.is(band.reduce((a, b) => a + b, 0), 15);
 });
 
 test('scores: a perfect matte, a shifted edge, an empty prediction', () => {
