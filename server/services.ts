@@ -1,7 +1,7 @@
 // What the routes share: the configuration, the result store, the job limiter, the model state,
 // the logger and the URL-fetch options. Built once by app.ts.
 import type { Logger } from 'pino';
-import { loadModel, loadedModelNames, modelRegistry, MatteError, type Limits } from '../lib/index.js';
+import { loadModel, modelRegistry, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
 import type { JobLimiter } from './middleware.js';
 import type { ResultStore } from './store/index.js';
@@ -45,10 +45,8 @@ export class ModelState {
       try {
         const names = await this.resolveNames();
         // Every job names its model (check()), so the library's default does not matter here.
-        const loaded = new Set(loadedModelNames());
         for (const name of names) {
           current = name;
-          if (loaded.has(name)) continue;
           const custom = this.config.customModels[name];
           await loadModel(name, { threads: this.threads, dir: this.config.modelsDir, entry: custom, path: custom?.path });
           this.logger.info({ model: name }, 'model loaded');
