@@ -23,13 +23,13 @@ struct RefineParams {
   float separation = 120.0f;
   // ... and in proportion to how well the pixel's colour is a blend of the two: not at all when it
   // lies `fit` (RGB units) or more away from the line from B to F.
-  float fit = 20.0f;
+  float fit = 12.0f;
   // Then the band is smoothed by a 3x3 mean (the colour estimate is noisy on texture): 0 or 1.
   int smooth = 1;
   // Where it is not trusted, the model's matte is sharpened around 0.5 by this factor.
-  float stretch = 2.0f;
+  float stretch = 3.0f;
   // Cleanup: values <= floor become 0, >= ceiling become 255 (0..255).
-  int floor = 8, ceiling = 247;
+  int floor = 24, ceiling = 231;
 };
 
 /** The parameters in force: the defaults, or MATTE_REFINE_PARAMS (bench/quality only). */
