@@ -175,7 +175,8 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
     removeBackgroundOptionsSchema,
     rest,
   );
-  const steps: Step[] = [{ op: 'removeBackground', refine: opts.refine, tta: opts.tta, model: opts.model }];
+  const { refine, tta, model } = opts;
+  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }];
   if (opts.trim) steps.push({ op: 'trimTransparent' });
   return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits);
 }

@@ -151,8 +151,9 @@ function toStep(name: OperationName, value: any): Step {
     case 'background':
       return { op: 'background', rgba: parseColor(value)! };
     case 'removeBackground': {
+      // Only the settings given: `true` is { op: 'removeBackground' }, the defaults applied later.
       const settings: RemoveBackgroundSettings = value === true ? {} : value;
-      return { op: 'removeBackground', refine: settings.refine, tta: settings.tta, model: settings.model };
+      return { op: 'removeBackground', ...settings };
     }
     case 'trim':
       return { op: 'trim' };
