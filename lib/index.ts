@@ -19,13 +19,13 @@ import {
   type OutputFormat,
   type Step,
 } from './schema.js';
-import { currentModel } from './models.js';
+import { modelFor } from './models.js';
 import { resolveLimits, type Limits } from './limits.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
-export { loadModel, modelRegistry, type ModelEntry, type LoadedModel } from './models.js';
+export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
 export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
 
 /** An encoded image in memory, or the path of an image file. */
@@ -49,6 +49,12 @@ export interface RemoveBackgroundOptions extends JobControl {
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
   trim?: boolean;
   anim?: boolean;
+  /** Refine the matte at full resolution, guided by the image, and clean it (default true); false: the model's matte alone. */
+  refine?: boolean;
+  /** A model's name (default: the last loadModel's, else MATTE_MODEL / MATTE_MODELS / the registry default); loaded on first use. */
+  model?: string;
+  /** Test-time augmentation: average the mattes of the image and of its mirror (default false; about twice the inference time). */
+  tta?: boolean;
   limits?: Partial<Limits>;
 }
 
@@ -118,8 +124,8 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
   const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input);
   const threads = threadsPerJob(); // configures libvips' threads on the first job
-  const needsModel = steps.some((s) => s.op === 'removeBackground');
-  const model = needsModel ? await currentModel(threads) : undefined;
+  const matting = steps.find((s) => s.op === 'removeBackground');
+  const model = matting ? await modelFor(matting.model, threads) : undefined;
   const plan: NativePlan = {
     steps,
     format,
@@ -155,8 +161,12 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
   const { limits, timeout, signal, ...rest } = options;
-  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean }>(removeBackgroundOptionsSchema, rest);
-  const steps: Step[] = [{ op: 'removeBackground' }];
+  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
+    removeBackgroundOptionsSchema,
+    rest,
+  );
+  const { refine, tta, model } = opts;
+  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }];
   if (opts.trim) steps.push({ op: 'trimTransparent' });
   return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal });
 }

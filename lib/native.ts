@@ -39,8 +39,8 @@ export interface NativeModelSpec {
   std: [number, number, number];
   /** Name of the output holding the matte. */
   output: string;
-  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1. */
-  postprocess: 'minmax' | 'clamp';
+  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1; `sigmoid`: logistic, then clamp. */
+  postprocess: 'minmax' | 'clamp' | 'sigmoid';
   threads: number;
 }
 

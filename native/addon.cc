@@ -81,6 +81,8 @@ matte::Step to_step(const Napi::Object &o, int index) {
     }
   } else if (op == "removeBackground") {
     step.op = matte::Op::RemoveBackground;
+    step.refine = o.Get("refine").IsUndefined() || o.Get("refine").ToBoolean();
+    step.tta = o.Get("tta").ToBoolean();
   } else if (op == "trim") {
     step.op = matte::Op::Trim;
   } else if (op == "trimTransparent") {
@@ -297,7 +299,11 @@ matte::ModelSpec to_model_spec(const Napi::Object &o) {
   for (double s : spec.std)
     if (s == 0) throw Error("internal", "std must not be 0");
   spec.output = get_string(o, "output");
-  spec.minmax = get_string(o, "postprocess") == "minmax";
+  std::string postprocess = get_string(o, "postprocess");
+  if (postprocess == "minmax") spec.postprocess = matte::ModelSpec::Postprocess::MinMax;
+  else if (postprocess == "clamp") spec.postprocess = matte::ModelSpec::Postprocess::Clamp;
+  else if (postprocess == "sigmoid") spec.postprocess = matte::ModelSpec::Postprocess::Sigmoid;
+  else throw matte::model_error("unknown post-process \"" + postprocess + "\" (one of minmax, clamp, sigmoid)");
   spec.threads = int(get_ranged(o, "threads", 1, 256, 1));
   return spec;
 }

@@ -186,7 +186,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
       materialise(frames, budget);
-      return frames.apply([&](const VImage &image) { return remove_background(image, *model, budget); });
+      return frames.apply([&](const VImage &image) { return remove_background(image, *model, step, budget); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
     case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);

@@ -42,6 +42,9 @@ struct Step {
   double value = 0;
   // background colour, 0..255 each
   std::array<double, 4> rgba{};
+  // removeBackground: refine and clean the matte (default); average with the mirror's matte
+  bool refine = true;
+  bool tta = false;
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };

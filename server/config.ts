@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
+import { isAbsolute, join } from 'node:path';
 import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
+import type { ModelEntry } from '../lib/models.js';
+import { MODEL_NAME } from '../lib/schema.js';
 import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
@@ -41,8 +44,10 @@ export interface Config extends ScaleConfig {
   shutdownTimeoutMs: number;
   /** The time budget of one image job (MATTE_JOB_TIMEOUT_SECONDS), from when it starts running. */
   jobTimeoutMs: number;
-  /** Registry name of the model loaded at start (undefined: MATTE_MODEL's or the registry default). */
-  model?: string;
+  /** Names of the models loaded at start, the first the default (undefined: the registry default). */
+  models?: string[];
+  /** Custom model entries (MATTE_MODELS_FILE), each with the path of its file. */
+  customModels: Record<string, ModelEntry & { path: string }>;
   /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
   modelsDir?: string;
   logLevel: string;
@@ -78,6 +83,8 @@ export const CONFIG_VARIABLES = [
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
   'MATTE_JOB_TIMEOUT_SECONDS',
   'MATTE_MODEL',
+  'MATTE_MODELS',
+  'MATTE_MODELS_FILE',
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
   'UV_THREADPOOL_SIZE',
@@ -206,7 +213,8 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
   const jobTimeoutMs = integer(env, 'MATTE_JOB_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000;
-  const model = present(env, 'MATTE_MODEL');
+  const models = modelList(env);
+  const customModels = customModelEntries(env);
   const modelsDir = present(env, 'MATTE_MODELS_DIR');
   const logLevel = (present(env, 'MATTE_LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`MATTE_LOG_LEVEL=${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
@@ -233,11 +241,58 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     requestTimeoutMs,
     shutdownTimeoutMs,
     jobTimeoutMs,
-    model,
+    models,
+    customModels,
     modelsDir,
     logLevel,
     ...loadScaleConfig(env),
   };
+}
+
+/** MATTE_MODELS (comma-separated names) or MATTE_MODEL (one name, the older spelling). */
+function modelList(env: Env): string[] | undefined {
+  const list = present(env, 'MATTE_MODELS');
+  const one = present(env, 'MATTE_MODEL');
+  if (list !== undefined && one !== undefined) throw new ConfigError('set MATTE_MODELS or MATTE_MODEL, not both (MATTE_MODEL=name is MATTE_MODELS=name)');
+  const variable = list !== undefined ? 'MATTE_MODELS' : 'MATTE_MODEL';
+  const text = list ?? one;
+  if (text === undefined) return undefined;
+  const names = text.split(',').map((n) => n.trim());
+  for (const name of names) {
+    if (!MODEL_NAME.test(name)) throw new ConfigError(`${variable}=${text}: "${name}" is not a model name (letters, digits, . _ -)`);
+  }
+  if (new Set(names).size !== names.length) throw new ConfigError(`${variable}=${text} names a model twice`);
+  return names;
+}
+
+/**
+ * MATTE_MODELS_FILE: a JSON file {"models": {"name": {<registry entry>, "path": "/abs/model.onnx"}}}
+ * adding models that are not in models/registry.json (their sha256 is checked like any other).
+ * The entries' contents are checked when each model loads (model_error naming the entry).
+ */
+function customModelEntries(env: Env): Record<string, ModelEntry & { path: string }> {
+  const file = present(env, 'MATTE_MODELS_FILE');
+  if (file === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`MATTE_MODELS_FILE=${file} cannot be read as JSON: ${(err as Error).message}`);
+  }
+  const models = (parsed as { models?: unknown })?.models;
+  if (!models || typeof models !== 'object' || Array.isArray(models)) {
+    throw new ConfigError(`MATTE_MODELS_FILE=${file} must hold {"models": {"<name>": {...entry, "path": "/abs/file.onnx"}}}`);
+  }
+  const entries: Record<string, ModelEntry & { path: string }> = {};
+  for (const [name, entry] of Object.entries(models as Record<string, unknown>)) {
+    const e = entry as Partial<ModelEntry & { path: string }>;
+    if (!MODEL_NAME.test(name)) throw new ConfigError(`MATTE_MODELS_FILE=${file}: "${name}" is not a model name (letters, digits, . _ -)`);
+    if (!e || typeof e !== 'object' || typeof e.path !== 'string' || !isAbsolute(e.path) || typeof e.sha256 !== 'string' || !e.input || !e.output) {
+      throw new ConfigError(`MATTE_MODELS_FILE=${file}: entry "${name}" needs an absolute "path", "sha256", "input" and "output"`);
+    }
+    entries[name] = e as ModelEntry & { path: string };
+  }
+  return entries;
 }
 
 /** The libuv thread pool the server wants: each running job holds one thread, files and DNS need some too. */

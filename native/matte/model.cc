@@ -29,6 +29,29 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 
 }  // namespace
 
+// The registry's post-processing: model output values -> 0..255.
+std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess) {
+  // A NaN (a broken model) counts as background rather than reaching lround (undefined).
+  for (float &v : values)
+    if (std::isnan(v)) v = 0;
+  if (postprocess == ModelSpec::Postprocess::Sigmoid)
+    for (float &v : values) v = 1.0f / (1.0f + std::exp(-v));
+  float low = 0, high = 1;
+  if (postprocess == ModelSpec::Postprocess::MinMax) {
+    auto [min, max] = std::minmax_element(values.begin(), values.end());
+    low = *min;
+    high = *max > *min ? *max : *min + 1;
+    if (!std::isfinite(high - low)) throw model_error("the model's matte output is not finite");
+  }
+  std::vector<uint8_t> matte(values.size());
+  const float scale = 255.0f / (high - low);
+  for (size_t i = 0; i < values.size(); i++) {
+    float v = (values[i] - low) * scale;
+    matte[i] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
+  }
+  return matte;
+}
+
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
 
 Model::Model(const ModelSpec &spec) : spec_(spec) {
@@ -151,23 +174,7 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
     std::copy(data, data + pixels, values.begin());
   }
 
-  // A NaN (a broken model) counts as background rather than reaching lround (undefined).
-  for (float &v : values)
-    if (std::isnan(v)) v = 0;
-  float low = 0, high = 1;
-  if (spec_.minmax) {
-    auto [min, max] = std::minmax_element(values.begin(), values.end());
-    low = *min;
-    high = *max > *min ? *max : *min + 1;
-    if (!std::isfinite(high - low)) throw model_error("the model's matte output is not finite");
-  }
-  std::vector<uint8_t> matte(pixels);
-  const float scale = 255.0f / (high - low);
-  for (size_t i = 0; i < pixels; i++) {
-    float v = (values[i] - low) * scale;
-    matte[i] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
-  }
-  return matte;
+  return to_matte(values, spec_.postprocess);
 }
 
 }  // namespace matte

@@ -24,7 +24,9 @@ struct ModelSpec {
   std::array<double, 3> mean{};
   std::array<double, 3> std{1, 1, 1};
   std::string output;   // the output holding the matte (the others are never computed into JS)
-  bool minmax = true;   // rescale the output by its own min and max; otherwise clamp to 0..1
+  // How the output becomes 0..1: rescaled by its own min and max; clamped; or the logistic
+  // function of logits (BiRefNet-style models), then clamped.
+  enum class Postprocess { MinMax, Clamp, Sigmoid } postprocess = Postprocess::MinMax;
   int threads = 1;      // ONNX Runtime intra-op threads for one run
 };
 
@@ -52,6 +54,9 @@ class Model {
   bool input_is_half_ = false;
   bool output_is_half_ = false;
 };
+
+/** The registry's post-processing of the matte output (values: the first HxW plane). */
+std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess);
 
 /** The ONNX Runtime version the addon runs with. */
 std::string onnxruntime_version();

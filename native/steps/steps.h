@@ -38,7 +38,7 @@ vips::VImage brightness(const vips::VImage &in, const Step &step);
 vips::VImage contrast(const vips::VImage &in, const Step &step);
 vips::VImage saturation(const vips::VImage &in, const Step &step);
 vips::VImage background(const vips::VImage &in, const Step &step);
-vips::VImage remove_background(const vips::VImage &in, const Model &model, Budget &budget);
+vips::VImage remove_background(const vips::VImage &in, const Model &model, const Step &step, Budget &budget);
 
 struct Box {
   int left, top, width, height;

@@ -19,6 +19,6 @@ export function healthRoutes(router: Router, services: Services): void {
     if (!(await services.store.writable())) problems.push(`the result store (${services.store.kind}) cannot be written`);
     if (problems.length) throw new HttpError(503, 'not_ready', problems.join('; '), { headers: { 'Retry-After': '5' } });
     const { running, waiting } = services.limiter.stats;
-    ctx.body = { status: 'ready', model: services.model.name, store: services.store.kind, jobs: { running, waiting } };
+    ctx.body = { status: 'ready', model: services.model.names[0], models: services.model.names, store: services.store.kind, jobs: { running, waiting } };
   });
 }

@@ -55,7 +55,7 @@ export async function runJob(ctx: Context, services: Services, job: (control: Jo
         return await job({ timeout: services.config.jobTimeoutMs / 1000, signal });
       } finally {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9; // in its slot: queueing excluded
-        services.metrics.jobDone(ctx.path, seconds, ctx.state.usesModel ? services.model.name : undefined);
+        services.metrics.jobDone(ctx.path, seconds, ctx.state.model as string | undefined);
       }
     }, signal);
   } catch (err) {

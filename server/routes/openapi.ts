@@ -8,6 +8,7 @@ import {
   DEFAULT_QUALITY,
   FIT_MODES,
   MATTE_FORMATS,
+  MODEL_NAME,
   MAX_BLUR,
   MAX_TONE_FACTOR,
   MAX_OPERATIONS,
@@ -95,6 +96,8 @@ const imageEndpoint = (summary: string, required: string[], properties: Json) =>
 });
 
 const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
+const refineField = booleanField('refine the matte at full resolution, guided by the image, and clean near-0/near-255 alpha; false: the model\'s matte alone', true);
+const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
 
 export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'>): Json {
   return {
@@ -113,12 +116,16 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
         quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
         anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
+        refine: { ...refineField, description: `${refineField.description}; for a removeBackground operation that does not set its own` },
+        model: { ...modelField, description: `${modelField.description}; for a removeBackground operation that does not set its own` },
       }),
       '/images/remove-background': imageEndpoint('Remove the background of one image', ['input'], {
         input: inputField,
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
         format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
-        trim: booleanField('crop to the bounding box of the pixels with alpha > 0', false),
+        trim: booleanField('crop to the bounding box of the pixels with alpha > 0 (after refinement and cleanup)', false),
+        refine: refineField,
+        model: modelField,
       }),
       '/images/results/{file}': {
         parameters: [{ name: 'file', in: 'path', required: true, description: '{id}.{ext} as in the url of a stored result', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.[a-z]+$' } }],
@@ -139,8 +146,26 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } } },
       '/readyz': {
         get: {
-          summary: 'Readiness: the model is loaded and the result store writable',
-          responses: { '200': { description: 'ready' }, '503': errorResponse('not_ready') },
+          summary: 'Readiness: the models are loaded and the result store writable',
+          responses: {
+            '200': {
+              description: 'ready',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      status: { const: 'ready' },
+                      model: { type: 'string', description: 'the default model' },
+                      models: { type: 'array', items: { type: 'string' }, description: 'the loaded models (MATTE_MODELS), the default first' },
+                      jobs: { type: 'object', properties: { running: { type: 'integer' }, waiting: { type: 'integer' } } },
+                    },
+                  },
+                },
+              },
+            },
+            '503': errorResponse('not_ready'),
+          },
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
