@@ -18,9 +18,16 @@ export function parseColor(text: string): Rgba | undefined {
   // Every accepted form is case-insensitive in CSS; culori's function names are not.
   const trimmed = text.trim().toLowerCase();
   if (!ACCEPTED_FORM.test(trimmed)) return undefined;
-  const parsed = parse(trimmed);
-  if (!parsed) return undefined;
-  const rgb = toRgb(parsed);
+  // culori throws (a TypeError) on some malformed arguments, e.g. `rgb(1x)`, instead of returning
+  // undefined: a malformed colour is the user's error, never ours.
+  let rgb: ReturnType<typeof toRgb> | undefined;
+  try {
+    const parsed = parse(trimmed);
+    if (!parsed) return undefined;
+    rgb = toRgb(parsed);
+  } catch {
+    return undefined;
+  }
   if (!rgb) return undefined;
   const alpha = rgb.alpha ?? 1;
   // Missing (NaN) components, as in `hsl(none ...)`, count as 0 like CSS does.

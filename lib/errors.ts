@@ -11,6 +11,8 @@ export type MatteErrorCode =
   | 'image_too_large' // over the pixel, frame or matte-frame limit
   | 'model_error' // missing model, wrong shape, inference failure
   | 'invalid_input' // the input is not a Buffer or its file cannot be read
+  | 'job_timeout' // the job ran past its time budget (`timeout`) and was stopped
+  | 'aborted' // the job's AbortSignal was aborted and the job was stopped
   | 'internal';
 
 export class MatteError extends Error {
@@ -29,7 +31,7 @@ export class MatteError extends Error {
 export function fromNativeError(err: unknown): MatteError {
   if (err instanceof MatteError) return err;
   const e = err as { code?: string; message?: string; path?: string };
-  const known: MatteErrorCode[] = ['invalid_operations', 'unsupported_image', 'image_too_large', 'model_error'];
+  const known: MatteErrorCode[] = ['invalid_operations', 'unsupported_image', 'image_too_large', 'model_error', 'job_timeout', 'aborted'];
   const code = known.includes(e?.code as MatteErrorCode) ? (e.code as MatteErrorCode) : 'internal';
   return new MatteError(code, e?.message ?? String(err), e?.path);
 }

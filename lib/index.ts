@@ -4,8 +4,9 @@
 //   import { edit, removeBackground } from 'matte';
 //   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
 import { readFile } from 'node:fs/promises';
-import { addon, type NativePlan, type NativeResult } from './native.js';
-import { MatteError, fromNativeError } from './errors.js';
+import { addon, type NativePlan } from './native.js';
+import { MatteError } from './errors.js';
+import { jobTimeoutMs, runCancellable, type JobControl } from './budget.js';
 import {
   DEFAULT_QUALITY,
   MEDIA_TYPES,
@@ -17,30 +18,22 @@ import {
   type OutputFormat,
   type Step,
 } from './schema.js';
-import { currentModel } from './models.js';
+import { modelFor } from './models.js';
+import { resolveLimits, type Limits } from './limits.js';
 import { withCores } from './threads.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
-export { loadModel, modelRegistry, type ModelEntry, type LoadedModel } from './models.js';
+export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
+export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
 
 /** An encoded image in memory, or the path of an image file. */
 export type Input = Buffer | Uint8Array | string;
 
-/** Safety limits of one job (decisions.md section 3). */
-export interface Limits {
-  /** width x height x frames used, checked from the header before decoding. Default 100 000 000. */
-  maxPixels: number;
-  /** Frames of an animation that may be used. Default 1000. */
-  maxFrames: number;
-  /** Frames that removeBackground may run on. Default 100. */
-  maxMatteFrames: number;
-}
+export { DEFAULT_LIMITS, LIMIT_BOUNDS, DECODED_BYTES_PER_PIXEL, type Limits } from './limits.js';
 
-export const DEFAULT_LIMITS: Limits = { maxPixels: 100_000_000, maxFrames: 1000, maxMatteFrames: 100 };
-
-export interface EditOptions {
+export interface EditOptions extends JobControl {
   /** Output format, default png. */
   format?: OutputFormat;
   /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
@@ -50,12 +43,18 @@ export interface EditOptions {
   limits?: Partial<Limits>;
 }
 
-export interface RemoveBackgroundOptions {
+export interface RemoveBackgroundOptions extends JobControl {
   /** png (default) or webp. */
   format?: MatteFormat;
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
   trim?: boolean;
   anim?: boolean;
+  /** Refine the matte at full resolution, guided by the image, and clean it (default true); false: the model's matte alone. */
+  refine?: boolean;
+  /** A model's name (default: the last loadModel's, else MATTE_MODEL / MATTE_MODELS / the registry default); loaded on first use. */
+  model?: string;
+  /** Test-time augmentation: average the mattes of the image and of its mirror (default false; about twice the inference time). */
+  tta?: boolean;
   limits?: Partial<Limits>;
 }
 
@@ -85,8 +84,9 @@ async function toBuffer(input: Input): Promise<Buffer> {
       throw new MatteError('invalid_input', `cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? err}`);
     }
   }
-  if (Buffer.isBuffer(input)) return input;
-  if (input instanceof Uint8Array) return Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
+  // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
+  if (input instanceof Uint8Array) return Buffer.copyBytesFrom(input);
   throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
 }
 
@@ -100,25 +100,21 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
   return result.data as T;
 }
 
-async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits?: Partial<Limits>): Promise<Result> {
+async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl): Promise<Result> {
+  const timeoutMs = jobTimeoutMs(control);
+  const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input);
-  const needsModel = steps.some((s) => s.op === 'removeBackground');
-  const model = needsModel ? await currentModel() : undefined;
+  const matting = steps.find((s) => s.op === 'removeBackground');
+  const model = matting ? await modelFor(matting.model) : undefined;
   const plan: NativePlan = {
     steps,
     format,
     quality,
     anim,
-    maxPixels: limits?.maxPixels ?? DEFAULT_LIMITS.maxPixels,
-    maxFrames: limits?.maxFrames ?? DEFAULT_LIMITS.maxFrames,
-    maxMatteFrames: limits?.maxMatteFrames ?? DEFAULT_LIMITS.maxMatteFrames,
+    ...resolved,
+    timeoutMs,
   };
-  let out: NativeResult;
-  try {
-    out = await withCores(() => addon.run(buffer, plan, model?.handle));
-  } catch (err) {
-    throw fromNativeError(err);
-  }
+  const out = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
   return { ...out, format, mediaType: MEDIA_TYPES[format] };
 }
 
@@ -128,15 +124,15 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
 export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
-  const { limits, ...rest } = options;
+  const { limits, timeout, signal, ...rest } = options;
   const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
   const steps = parseOperations(operations);
-  return editSteps(input, steps, { ...opts, limits });
+  return editSteps(input, steps, { ...opts, limits, timeout, signal });
 }
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
 export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
-  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits);
+  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits, options);
 }
 
 /**
@@ -144,11 +140,15 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
-  const { limits, ...rest } = options;
-  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean }>(removeBackgroundOptionsSchema, rest);
-  const steps: Step[] = [{ op: 'removeBackground' }];
+  const { limits, timeout, signal, ...rest } = options;
+  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
+    removeBackgroundOptionsSchema,
+    rest,
+  );
+  const { refine, tta, model } = opts;
+  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }];
   if (opts.trim) steps.push({ op: 'trimTransparent' });
-  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits);
+  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal });
 }
 
 /** Versions of matte and of the native libraries it runs on. */

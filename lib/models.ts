@@ -31,8 +31,12 @@ export interface ModelEntry {
     mean: [number, number, number];
     std: [number, number, number];
   };
-  output: { name: string; postprocess: 'minmax' | 'clamp' };
+  output: { name: string; postprocess: Postprocess };
 }
+
+/** How the matte output becomes 0..1 (native/matte/model.cc). */
+export const POSTPROCESSES = ['minmax', 'clamp', 'sigmoid'] as const;
+export type Postprocess = (typeof POSTPROCESSES)[number];
 
 export interface Registry {
   default: string;
@@ -68,33 +72,57 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** The name used when none is given: MATTE_MODEL, else the first of MATTE_MODELS, else the registry's default. */
+export async function defaultModelName(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const fromList = env.MATTE_MODELS?.split(',').map((n) => n.trim()).find(Boolean);
+  return env.MATTE_MODEL || fromList || (await modelRegistry()).default;
+}
+
 /**
- * Loads a model by registry name (default: MATTE_MODEL, else the registry's default) and makes it
- * the one removeBackground uses. `dir` is
- * the directory holding `<name>.onnx` (default modelsDir()); `entry` a registry entry to use
- * instead of the registry's own for that name.
+ * Loads a model by registry name (default: defaultModelName()) and makes it the one
+ * removeBackground uses when no `model` option is given; it stays loaded under its name for
+ * `removeBackground(input, { model: name })`. `dir` is the directory holding `<name>.onnx`
+ * (default modelsDir()); `entry` a registry entry to use instead of the registry's own for that
+ * name (a custom model), and `path` its file (default `<dir>/<name>.onnx`). The file's sha256 must
+ * be the entry's. ONNX Runtime's threads are one pool for the process: configure({ threads }).
  */
-export async function loadModel(
-  name?: string,
-  options: {
-    /** @deprecated ignored: ONNX Runtime's threads are one process-wide pool, see configure({ threads }). */
-    threads?: number;
-    dir?: string;
-    entry?: ModelEntry;
-  } = {},
-): Promise<LoadedModel> {
+export async function loadModel(name?: string, options: LoadOptions = {}): Promise<LoadedModel> {
+  const chosen = name ?? (await defaultModelName());
+  const loaded = await load(chosen, options);
+  models.set(chosen, Promise.resolve(loaded));
+  defaultName = chosen;
+  return loaded;
+}
+
+export interface LoadOptions {
+  /** @deprecated ignored: ONNX Runtime's threads are one process-wide pool, see configure({ threads }). */
+  threads?: number;
+  dir?: string;
+  entry?: ModelEntry;
+  path?: string;
+}
+
+async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> {
   const registry = await modelRegistry();
-  const chosen = name ?? (process.env.MATTE_MODEL || registry.default);
   // `entry` stands in for the registry's entry of that name (a model not in models/registry.json).
   const entry = options.entry ?? registry.models[chosen];
   if (!entry) {
     throw new MatteError('model_error', `unknown model "${chosen}" (registry: ${Object.keys(registry.models).join(', ')})`);
   }
-  const path = modelPath(chosen, options.dir);
+  const postprocess = entry.output?.postprocess;
+  if (!(POSTPROCESSES as readonly string[]).includes(postprocess)) {
+    throw new MatteError('model_error', `model entry "${chosen}": unknown output.postprocess ${JSON.stringify(postprocess)} (one of ${POSTPROCESSES.join(', ')})`);
+  }
+  const path = options.path ?? modelPath(chosen, options.dir);
   try {
     await stat(path);
   } catch {
-    throw new MatteError('model_error', `model "${chosen}" is not fetched: run \`npx matte models fetch ${chosen}\` (looked in ${path}; MATTE_MODELS_DIR sets the directory)`);
+    throw new MatteError(
+      'model_error',
+      options.path
+        ? `model "${chosen}": no file at ${path}`
+        : `model "${chosen}" is not fetched: run \`npx matte models fetch ${chosen}\` (looked in ${path}; MATTE_MODELS_DIR sets the directory)`,
+    );
   }
   const digest = await sha256File(path);
   if (digest !== entry.sha256) {
@@ -110,24 +138,43 @@ export async function loadModel(
       mean: entry.input.mean,
       std: entry.input.std,
       output: entry.output.name,
-      postprocess: entry.output.postprocess,
+      postprocess,
     });
   } catch (err) {
-    throw fromNativeError(err);
+    const error = fromNativeError(err);
+    throw new MatteError(error.code, `model "${chosen}": ${error.message}`, error.path);
   }
-  const loaded: LoadedModel = { name: chosen, entry, path, handle };
-  current = Promise.resolve(loaded);
-  return loaded;
+  return { name: chosen, entry, path, handle };
 }
 
-let current: Promise<LoadedModel> | undefined;
+/** Loaded (or loading) models by name. A model nobody asked for is never loaded. */
+const models = new Map<string, Promise<LoadedModel>>();
+let defaultName: string | undefined;
 
-/** The model removeBackground uses, loaded on first use. */
-export function currentModel(): Promise<LoadedModel> {
-  if (!current) {
-    current = loadModel();
+/** The names of the models loaded so far. */
+export function loadedModelNames(): string[] {
+  return [...models.keys()];
+}
+
+/**
+ * The model removeBackground uses: by name, or the default (the last loadModel's, else
+ * defaultModelName()); loaded on first use.
+ */
+export async function modelFor(name: string | undefined): Promise<LoadedModel> {
+  const chosen = name ?? defaultName ?? (await defaultModelName());
+  let loading = models.get(chosen);
+  if (!loading) {
+    loading = load(chosen, {});
+    models.set(chosen, loading);
     // A failed load is not cached: the next job tries again (e.g. after the model was fetched).
-    current.catch(() => (current = undefined));
+    loading.catch(() => {
+      if (models.get(chosen) === loading) models.delete(chosen);
+    });
   }
-  return current;
+  return loading;
+}
+
+/** The model removeBackground uses without a `model` option, loaded on first use. */
+export function currentModel(): Promise<LoadedModel> {
+  return modelFor(undefined);
 }

@@ -12,6 +12,13 @@ export interface NativePlan {
   maxPixels: number;
   maxFrames: number;
   maxMatteFrames: number;
+  /** The job's time budget in milliseconds, counted from when it starts running; 0: none. */
+  timeoutMs?: number;
+}
+
+/** A job handle from createJob(): lets JS cancel the job it is passed to. Opaque to JS. */
+export interface NativeJob {
+  readonly __nativeJob: true;
 }
 
 export interface NativeResult {
@@ -32,8 +39,8 @@ export interface NativeModelSpec {
   std: [number, number, number];
   /** Name of the output holding the matte. */
   output: string;
-  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1. */
-  postprocess: 'minmax' | 'clamp';
+  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1; `sigmoid`: logistic, then clamp. */
+  postprocess: 'minmax' | 'clamp' | 'sigmoid';
 }
 
 /** An ONNX Runtime session held by the addon. Opaque to JS. */
@@ -49,7 +56,10 @@ export interface NativeInferenceResult {
 }
 
 export interface Addon {
-  run(input: Buffer | string, plan: NativePlan, model: NativeModel | undefined): Promise<NativeResult>;
+  run(input: Buffer | string, plan: NativePlan, model: NativeModel | undefined, job?: NativeJob): Promise<NativeResult>;
+  createJob(): NativeJob;
+  /** Stops the job (job_timeout/aborted rejection follows); false when it had not started yet (it never will). */
+  cancel(job: NativeJob): boolean;
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
   /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
   infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;

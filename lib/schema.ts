@@ -8,6 +8,11 @@ import { MatteError } from './errors.js';
 export const MAX_OPERATIONS = 20;
 export const MAX_RESIZE_SIDE = 10000;
 export const MAX_BLUR = 250;
+/**
+ * Largest brightness, contrast or saturation factor. At 255 a difference of one level already
+ * spans the whole 0..255 range, so a larger factor changes nothing; the addon refuses larger ones.
+ */
+export const MAX_TONE_FACTOR = 255;
 
 export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -21,7 +26,10 @@ export type Fit = (typeof FIT_MODES)[number];
 const finiteNumber = () =>
   z.number({ error: 'must be a number' }).refine(Number.isFinite, { error: 'must be a finite number' });
 
-const nonNegative = () => finiteNumber().refine((v) => v >= 0, { error: 'must be at least 0' });
+const toneFactor = () =>
+  finiteNumber()
+    .refine((v) => v >= 0, { error: 'must be at least 0' })
+    .refine((v) => v <= MAX_TONE_FACTOR, { error: `must be at most ${MAX_TONE_FACTOR}` });
 
 const side = () =>
   z
@@ -31,6 +39,25 @@ const side = () =>
     .max(MAX_RESIZE_SIDE, { error: `must be at most ${MAX_RESIZE_SIDE}` });
 
 const literalTrue = () => z.literal(true, { error: 'must be true' });
+
+/** A model's registry name (which names are loaded is checked where the models are known). */
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const modelName = () =>
+  z.string({ error: 'must be a model name' }).regex(MODEL_NAME, { error: 'must be a model name (letters, digits, . _ -)' });
+
+/** removeBackground's settings, in the operation and in the library's options. */
+export const removeBackgroundSettingsSchema = z.strictObject(
+  {
+    /** Refine the matte at full resolution, guided by the image, and clean it (default true). */
+    refine: z.boolean({ error: 'must be true or false' }).optional(),
+    /** A registry name among the loaded models (default: the default model). */
+    model: modelName().optional(),
+    /** Test-time augmentation: average the matte of the image and of its mirror (default false). */
+    tta: z.boolean({ error: 'must be true or false' }).optional(),
+  },
+  { error: 'must be true or an object with refine, model and/or tta' },
+);
+export type RemoveBackgroundSettings = z.infer<typeof removeBackgroundSettingsSchema>;
 
 // ---- operations ------------------------------------------------------------------------------
 
@@ -53,13 +80,15 @@ export const operationValueSchemas = {
   blur: finiteNumber()
     .refine((v) => v >= 0, { error: 'must be at least 0' })
     .refine((v) => v <= MAX_BLUR, { error: `must be at most ${MAX_BLUR}` }),
-  brightness: nonNegative(),
-  contrast: nonNegative(),
-  saturation: nonNegative(),
+  brightness: toneFactor(),
+  contrast: toneFactor(),
+  saturation: toneFactor(),
   background: z
     .string({ error: 'must be a CSS colour string' })
     .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),
-  removeBackground: literalTrue(),
+  removeBackground: z.union([literalTrue(), removeBackgroundSettingsSchema], {
+    error: 'must be true or an object with refine, model and/or tta',
+  }),
   trim: literalTrue(),
 } as const;
 
@@ -95,7 +124,8 @@ export type Step =
   | { op: 'contrast'; value: number }
   | { op: 'saturation'; value: number }
   | { op: 'background'; rgba: Rgba }
-  | { op: 'removeBackground' }
+  /** refine, tta: undefined means the default (true, false); model: undefined means the default model. */
+  | { op: 'removeBackground'; refine?: boolean; tta?: boolean; model?: string }
   | { op: 'trim' }
   /** Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. */
   | { op: 'trimTransparent' };
@@ -128,8 +158,11 @@ function toStep(name: OperationName, value: any): Step {
       return { op: name, value };
     case 'background':
       return { op: 'background', rgba: parseColor(value)! };
-    case 'removeBackground':
-      return { op: 'removeBackground' };
+    case 'removeBackground': {
+      // Only the settings given: `true` is { op: 'removeBackground' }, the defaults applied later.
+      const settings: RemoveBackgroundSettings = value === true ? {} : value;
+      return { op: 'removeBackground', ...settings };
+    }
     case 'trim':
       return { op: 'trim' };
   }
@@ -197,6 +230,13 @@ export function parseBooleanField(field: string, text: string): boolean {
   throw fieldError(field, 'must be true, false, 1 or 0');
 }
 
+/** The `model` form field: a model name (which names are loaded is checked by the server). */
+export function parseModelField(text: string): string {
+  const value = text.trim();
+  if (!MODEL_NAME.test(value)) throw fieldError('model', 'must be a model name (letters, digits, . _ -)');
+  return value;
+}
+
 /** A decimal integer 1..100. */
 export function parseQualityField(text: string): number {
   if (!/^\s*\d{1,3}\s*$/.test(text)) throw fieldError('quality', 'must be a whole number from 1 to 100');
@@ -224,6 +264,7 @@ export const removeBackgroundOptionsSchema = z.strictObject({
   format: z.enum(MATTE_FORMATS).optional(),
   trim: z.boolean().optional(),
   anim: z.boolean().optional(),
+  ...removeBackgroundSettingsSchema.shape,
 });
 
 export const DEFAULT_QUALITY = 80;

@@ -3,11 +3,14 @@
 #include <napi.h>
 #include <vips/vips8>
 
+#include "budget.h"
+#include "counters.h"
 #include "errors.h"
 #include "libvips.h"
 #include "matte/model.h"
 #include "pipeline.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -66,7 +69,7 @@ matte::Step to_step(const Napi::Object &o, int index) {
     step.value = get_ranged(o, "radius", 0, 250, 0);
   } else if (op == "brightness" || op == "contrast" || op == "saturation") {
     step.op = op == "brightness" ? matte::Op::Brightness : op == "contrast" ? matte::Op::Contrast : matte::Op::Saturation;
-    step.value = get_ranged(o, "value", 0, 1e9, 1);
+    step.value = get_ranged(o, "value", 0, matte::kMaxToneFactor, 1);
   } else if (op == "background") {
     step.op = matte::Op::Background;
     Napi::Value rgba = o.Get("rgba");
@@ -78,6 +81,8 @@ matte::Step to_step(const Napi::Object &o, int index) {
     }
   } else if (op == "removeBackground") {
     step.op = matte::Op::RemoveBackground;
+    step.refine = o.Get("refine").IsUndefined() || o.Get("refine").ToBoolean();
+    step.tta = o.Get("tta").ToBoolean();
   } else if (op == "trim") {
     step.op = matte::Op::Trim;
   } else if (op == "trimTransparent") {
@@ -110,6 +115,7 @@ matte::Plan to_plan(const Napi::Object &o) {
   plan.limits.max_pixels = uint64_t(get_ranged(o, "maxPixels", 1, 1e15, 1e8));
   plan.limits.max_frames = int(get_ranged(o, "maxFrames", 1, 1e6, 1000));
   plan.limits.max_matte_frames = int(get_ranged(o, "maxMatteFrames", 1, 1e6, 100));
+  plan.timeout_ms = int64_t(get_ranged(o, "timeoutMs", 0, 1e12, 0));
   return plan;
 }
 
@@ -135,9 +141,10 @@ class Worker : public Napi::AsyncWorker {
       Work();
     } catch (const Error &err) {
       fail(err.code, err.what(), err.path);
-    } catch (const vips::VError &err) {
+    } catch (const vips::VError &) {
+      // libvips' error text is process-wide (it may be another job's): never this job's message.
       vips_error_clear();
-      fail("internal", err.what(), "");
+      fail("internal", "image processing failed", "");
     } catch (const std::bad_alloc &) {
       fail("internal", "out of memory", "");
     } catch (const std::exception &err) {
@@ -178,14 +185,24 @@ Napi::Value start(Napi::Env env, Make make) {
 
 // ---- run ---------------------------------------------------------------------------------
 
+using BudgetPtr = std::shared_ptr<matte::Budget>;
+
 class RunWorker : public Worker {
  public:
-  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, matte::Plan plan, ModelPtr model)
+  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, matte::Plan plan, ModelPtr model, BudgetPtr budget)
       : Worker(env), input_(Napi::Persistent(input)), data_(input.Data()), size_(input.Length()),
-        plan_(std::move(plan)), model_(std::move(model)) {}
+        plan_(std::move(plan)), model_(std::move(model)), budget_(std::move(budget)) {}
 
  protected:
-  void Work() override { out_ = matte::run(data_, size_, plan_, model_.get()); }
+  void Work() override {
+    // The clock starts when a thread picks the job up, not while it waits for one.
+    budget_->start(plan_.timeout_ms);
+    struct Finish {
+      matte::Budget &budget;
+      ~Finish() { budget.finish(); }
+    } finish{*budget_};
+    out_ = matte::run(data_, size_, plan_, model_.get(), *budget_);
+  }
 
   Napi::Value Result(Napi::Env env) override {
     Napi::Object result = Napi::Object::New(env);
@@ -210,8 +227,28 @@ class RunWorker : public Worker {
   size_t size_;
   matte::Plan plan_;
   ModelPtr model_;
+  BudgetPtr budget_;  // shared with the JS handle from createJob(), which may cancel it
   matte::Encoded out_{nullptr, 0, 0, 0, 0};
 };
+
+// A job handle: created before run() so that JS can cancel the job whatever state it is in.
+BudgetPtr budget_from(const Napi::Value &value) {
+  if (value.IsUndefined() || value.IsNull()) return std::make_shared<matte::Budget>();
+  if (!value.IsExternal()) throw Error("internal", "job must be a handle from createJob");
+  return *value.As<Napi::External<BudgetPtr>>().Data();
+}
+
+Napi::Value CreateJob(const Napi::CallbackInfo &info) {
+  return Napi::External<BudgetPtr>::New(info.Env(), new BudgetPtr(std::make_shared<matte::Budget>()),
+                                        [](Napi::Env, BudgetPtr *p) { delete p; });
+}
+
+// cancel(job): stops the job (inside libvips or ONNX Runtime, within a tile or an operator);
+// returns whether it had started (false: it was still waiting for a thread and will not run).
+Napi::Value Cancel(const Napi::CallbackInfo &info) {
+  if (!info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "cancel needs a handle from createJob");
+  return Napi::Boolean::New(info.Env(), (*info[0].As<Napi::External<BudgetPtr>>().Data())->cancel());
+}
 
 ModelPtr model_from(const Napi::Value &value) {
   if (value.IsUndefined() || value.IsNull()) return nullptr;
@@ -224,7 +261,7 @@ Napi::Value Run(const Napi::CallbackInfo &info) {
     if (!info[0].IsBuffer()) throw Error("internal", "input must be a Buffer");
     if (!info[1].IsObject()) throw Error("internal", "plan must be an object");
     return new RunWorker(info.Env(), info[0].As<Napi::Buffer<uint8_t>>(), to_plan(info[1].As<Napi::Object>()),
-                         model_from(info[2]));
+                         model_from(info[2]), budget_from(info[3]));
   });
 }
 
@@ -262,7 +299,11 @@ matte::ModelSpec to_model_spec(const Napi::Object &o) {
   for (double s : spec.std)
     if (s == 0) throw Error("internal", "std must not be 0");
   spec.output = get_string(o, "output");
-  spec.minmax = get_string(o, "postprocess") == "minmax";
+  std::string postprocess = get_string(o, "postprocess");
+  if (postprocess == "minmax") spec.postprocess = matte::ModelSpec::Postprocess::MinMax;
+  else if (postprocess == "clamp") spec.postprocess = matte::ModelSpec::Postprocess::Clamp;
+  else if (postprocess == "sigmoid") spec.postprocess = matte::ModelSpec::Postprocess::Sigmoid;
+  else throw matte::model_error("unknown post-process \"" + postprocess + "\" (one of minmax, clamp, sigmoid)");
   return spec;
 }
 
@@ -339,10 +380,13 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // and a hostile input could flood the log with them: drop them.
   g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, [](const gchar *, GLogLevelFlags, const gchar *, gpointer) {}, nullptr);
   exports.Set("run", Napi::Function::New(env, Run));
+  exports.Set("createJob", Napi::Function::New(env, CreateJob));
+  exports.Set("cancel", Napi::Function::New(env, Cancel));
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
+  exports.Set("counters", Napi::Function::New(env, matte::counters));
   return exports;
 }
 

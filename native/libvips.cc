@@ -70,7 +70,7 @@ std::string start_libvips() {
   static std::string result = [] {
     const int major = vips_version(0), minor = vips_version(1);
     if (major < 8 || (major == 8 && minor < 14))
-      return "matte needs libvips 8.14 or newer, and this system has " + std::to_string(major) + "." +
+      return "libvips 8.14 or newer is needed, and this system has " + std::to_string(major) + "." +
              std::to_string(minor) + ": install a newer libvips42 (Debian 12, Ubuntu 24.04 or later)";
     {
       ScopedEnv no_modules("VIPSHOME", kNoModules);

@@ -120,6 +120,17 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     throw image_too_large("the image has " + std::to_string(width) + "x" + std::to_string(frame_height) +
                           (frames_used > 1 ? "x" + std::to_string(frames_used) + " frames" : "") +
                           " pixels, more than the limit of " + std::to_string(options.limits.max_pixels));
+  // The pixel limit alone would admit wide layouts (16 float samples a pixel: 16x the memory and
+  // several times the CPU of 8-bit RGBA); what is decoded is bounded by its bytes too (plan.h).
+  double decoded = double(width) * double(frame_height) * double(frames_used) * double(header.bands()) *
+                   double(vips_format_sizeof(header.format()));
+  double budget = double(options.limits.max_pixels) * kDecodedBytesPerPixel;
+  if (decoded > budget)
+    throw image_too_large("the image decodes to " + std::to_string(uint64_t(decoded)) + " bytes (" +
+                          std::to_string(header.bands()) + " samples of " +
+                          std::to_string(vips_format_sizeof(header.format())) +
+                          " bytes a pixel), more than the limit of " + std::to_string(uint64_t(budget)) +
+                          " bytes (" + std::to_string(int(kDecodedBytesPerPixel)) + " bytes x the pixel limit)");
 
   int orientation = exif_orientation(header);
   double shrink = 1;
@@ -127,7 +138,7 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step);
 
   vips::VOption *load_options = VImage::option()
-                                    ->set("fail_on", VIPS_FAIL_ON_TRUNCATED)
+                                    ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
                                     ->set("access", options.sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM);
   if (all_frames) load_options->set("n", -1);
   if (shrink > 1 && type == ImageType::Jpeg) load_options->set("shrink", int(shrink));

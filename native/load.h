@@ -16,6 +16,7 @@ struct LoadOptions {
   bool sequential = false;  // the steps read the image once, top to bottom
   Limits limits;
   const Step *first_step = nullptr;  // a resize here allows shrink-on-load
+  bool strict = false;  // fail on the decoder's warnings too (corrupt data it would otherwise skip)
 };
 
 /** `data` must stay alive until the pipeline's output has been encoded. */

@@ -1,10 +1,14 @@
 #include "pipeline.h"
 
+#include "budget.h"
 #include "errors.h"
 #include "load.h"
+#include "sniff.h"
 #include "steps/steps.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <string>
 
 using vips::VError;
@@ -36,6 +40,12 @@ bool streams(const Plan &plan) {
 
 std::string size_text(int64_t width, int64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", value);
+  return text;
+}
+
 // Refuses a resize whose result (or the scaled image it is cropped from) is over the limits,
 // before any pixel is computed.
 void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frames, const Limits &limits) {
@@ -43,11 +53,59 @@ void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frame
     throw invalid_operation(step.index, "resize",
                             "would make a " + size_text(g.width, g.height) + " image, more than " +
                                 std::to_string(kMaxSide) + " pixels on a side");
-  uint64_t scaled = uint64_t(g.scaled_width) * uint64_t(g.scaled_height) * uint64_t(frames.count());
-  if (scaled > limits.max_pixels)
+  // In double: the sides are 64-bit and their product may not fit in 64 bits.
+  double scaled = double(g.scaled_width) * double(g.scaled_height) * double(frames.count());
+  if (scaled > double(limits.max_pixels))
     throw invalid_operation(step.index, "resize",
                             "would need a " + size_text(g.scaled_width, g.scaled_height) +
                                 " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+  // With a very high pixel limit, a side could still pass what libvips (and int) can address.
+  if (g.scaled_width > VIPS_MAX_COORD || g.scaled_height > VIPS_MAX_COORD)
+    throw invalid_operation(step.index, "resize",
+                            "would need a " + size_text(g.scaled_width, g.scaled_height) + " image, more than " +
+                                std::to_string(VIPS_MAX_COORD) + " pixels on a side");
+}
+
+// The work of the plan's blurs, known before any pixel: sum over blur steps of the pixels they
+// touch (all frames) x their radius. A blur's time grows with both (docs/api.md, "Cost before pixels"):
+// ~1 ns of CPU per unit on a 2-core x86 once its input is materialised, so one blur of 250 over the
+// 100-MP maximum (2.5e10) is ~25 s of CPU. The bound is twice that: it admits any single blur of any
+// image within the limits, and refuses stacks of wide blurs over huge images (three blurs of 250
+// over 10000x10000 ran for more than 16 minutes before; several blurs of sigma s are one blur of
+// sigma s x sqrt(n), which the schema's radius limit refuses anyway).
+const double kMaxBlurWork = 5e10;
+
+void check_blur_work(const Frames &frames, const Plan &plan) {
+  int64_t width = frames.logical_width, height = frames.logical_height;
+  double work = 0;
+  for (const Step &step : plan.steps) {
+    switch (step.op) {
+      case Op::Resize: {
+        ResizeGeometry g = resize_geometry(int(width), int(height), step);
+        width = g.width;
+        height = g.height;
+        break;
+      }
+      case Op::Rotate:
+        if (step.angle != 180) std::swap(width, height);
+        break;
+      case Op::Blur: {
+        // Trim may shrink the image before a blur: the estimate assumes it does not (an upper bound).
+        work += double(width) * double(height) * frames.count() * step.value;
+        if (work > kMaxBlurWork)
+          throw invalid_operation(step.index, "blur",
+                                  "is refused before any pixel is computed: the blurs up to this one would cost " +
+                                      scientific(work) + " pixels x radius (this one: " + size_text(width, height) +
+                                      (frames.count() > 1 ? " x " + std::to_string(frames.count()) + " frames" : "") +
+                                      " x " + std::to_string(int(step.value)) + "), more than the limit of " +
+                                      scientific(kMaxBlurWork) + " (two blurs of radius 250 over 100 megapixels); " +
+                                      "blur a smaller image, or use one blur with a smaller radius");
+        break;
+      }
+      default:
+        break;
+    }
+  }
 }
 
 // Crops every frame to one box: the union of the boxes found per frame, so frames stay equal.
@@ -77,8 +135,29 @@ void crop_to_union(Frames &frames, FindBox find_box) {
 // input up to three times, always does (see its case below).
 bool reads_regions(Op op) { return op == Op::Resize || op == Op::Rotate; }
 
-void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model) {
-  if (frames.lazy_neighbourhood && reads_regions(step.op)) frames.materialise();
+// A materialised frame no longer signals progress (libvips drops the link): watch it again.
+void materialise(Frames &frames, Budget &budget) {
+  frames.materialise();
+  budget.watch(frames);
+}
+
+// A wide blur reads every output tile's input with a margin of about its radius on each side, and
+// libvips keeps no cache between the two: whatever is lazy before it (an upscale, another blur) is
+// computed again for every overlap. Measured (docs/api.md, "Cost before pixels"): resize 512 ->
+// 2500x2500 then blur 250, 5.5 s of CPU lazily, 1.5 s with the upscale materialised first; three
+// blurs of 250 in a row, 51 s and 4 s. The pixels are identical.
+const double kWideBlur = 20;
+
+bool in_memory(const Frames &frames) {
+  for (const VImage &image : frames.images) {
+    VipsImageType type = image.get_image()->dtype;
+    if (type != VIPS_IMAGE_SETBUF && type != VIPS_IMAGE_SETBUF_FOREIGN) return false;
+  }
+  return true;
+}
+
+void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model, Budget &budget) {
+  if (frames.lazy_neighbourhood && reads_regions(step.op)) materialise(frames, budget);
   switch (step.op) {
     case Op::Resize: {
       ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
@@ -89,6 +168,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
     case Op::Rotate: return frames.apply([&](const VImage &image) { return rotate(image, step); });
     case Op::Flip: return frames.apply([&](const VImage &image) { return flip(image, step); });
     case Op::Blur:
+      if (step.value > kWideBlur && !in_memory(frames)) materialise(frames, budget);
       frames.apply([&](const VImage &image) { return blur(image, step); });
       frames.lazy_neighbourhood = step.value > 0;
       return;
@@ -105,8 +185,8 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
-      frames.materialise();
-      return frames.apply([&](const VImage &image) { return remove_background(image, *model); });
+      materialise(frames, budget);
+      return frames.apply([&](const VImage &image) { return remove_background(image, *model, step, budget); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
     case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);
@@ -128,31 +208,31 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
   }
 }
 
-// Whether an error message comes from one of the decoders (libvips prefixes its messages with the
-// loader's domain).
-bool from_decoder(const std::string &message) {
-  static const char *domains[] = {"load",   "VipsJpeg", "vipspng", "spng", "png2vips", "gif",
-                                  "webp",   "heif",     "tiff",    "jpeg", "Premature end"};
-  for (const char *domain : domains)
-    if (message.find(domain) != std::string::npos) return true;
-  return false;
-}
-
 // An error raised while pixels are computed comes from a decoder meeting bad data (the input's
-// fault) or from us. When the message names no decoder, the input is decoded again on its own:
-// only if that succeeds is the failure ours.
-Error classify(const VError &err, const uint8_t *data, size_t size, const LoadOptions &options) {
-  std::string message = err.what();
-  vips_error_clear();
-  std::string first_line = message.substr(0, message.find('\n'));
-  if (from_decoder(message) || !decodes(data, size, options))
-    return unsupported_image("the image cannot be decoded: " + first_line);
-  return Error("internal", "image processing failed: " + first_line);
+// fault) or from us. libvips' error buffer is one for the whole process: under concurrency its text
+// may be another job's, or hold several jobs' lines, so the message is never taken from it (it
+// names this job's own image type), and the code comes first from this job's own evidence: its
+// input decoded again on its own, strictly (data the decoder skips with a warning can still make a
+// job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). Only as
+// a fallback is the captured text read, and only for this job's own decoder (a line of a decoder
+// of the same type in another job can at worst turn our 500 into a 415, never give another text).
+Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options) {
+  vips_error_clear();  // keeps the shared buffer short; no job's message is read from it
+  std::optional<ImageType> type = sniff(data, size);
+  std::string name = type ? type_name(*type) : "input";
+  LoadOptions strict = options;
+  strict.strict = true;
+  std::string text = captured;
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  bool own_decoder = type && text.find(name) != std::string::npos;
+  if (own_decoder || !decodes(data, size, strict))
+    return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
+  return Error("internal", "image processing failed");
 }
 
 }  // namespace
 
-Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model) {
+Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model, Budget &budget) {
   LoadOptions options;
   options.all_frames = plan.anim && can_animate(plan.format);
   options.sequential = streams(plan) && !options.all_frames;
@@ -160,11 +240,24 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   options.first_step = plan.steps.empty() ? nullptr : &plan.steps.front();
 
   try {
+    budget.check();
     Frames frames = load(data, size, options);
-    for (const Step &step : plan.steps) apply(frames, step, plan, model);
+    check_blur_work(frames, plan);
+    budget.watch(frames);
+    for (const Step &step : plan.steps) {
+      budget.check();
+      apply(frames, step, plan, model, budget);
+      budget.watch(frames);
+    }
+    budget.check();
     return save(frames, plan.format, plan.quality);
   } catch (const VError &err) {
-    throw classify(err, data, size, options);
+    // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
+    if (budget.stopped() != Budget::Stop::None) {
+      vips_error_clear();
+      throw budget.error();
+    }
+    throw classify(err.what(), data, size, options);
   }
 }
 

@@ -10,9 +10,13 @@
 
 namespace matte {
 
+class Budget;
 class Model;
 
-/** Runs the plan on the encoded image `data`. `model` may be null when no step needs it. */
-Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model);
+/**
+ * Runs the plan on the encoded image `data`. `model` may be null when no step needs it. The job
+ * stops (matte::Error job_timeout or aborted) when `budget` says so (budget.h).
+ */
+Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *model, Budget &budget);
 
 }  // namespace matte

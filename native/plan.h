@@ -42,9 +42,21 @@ struct Step {
   double value = 0;
   // background colour, 0..255 each
   std::array<double, 4> rgba{};
+  // removeBackground: refine and clean the matte (default); average with the mirror's matte
+  bool refine = true;
+  bool tta = false;
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };
+
+// Largest brightness, contrast or saturation factor (lib/schema.ts MAX_TONE_FACTOR, held equal by
+// test/engine/native-bounds.test.ts): at 255 one level of difference already spans 0..255.
+constexpr double kMaxToneFactor = 255;
+
+// Bytes a decoded pixel may take on average: the decoder's output (width x height x frames x
+// bands x bytes per sample) is at most max_pixels x this, i.e. 8-bit RGBA at the pixel limit.
+// lib/limits.ts DECODED_BYTES_PER_PIXEL is the same number (test/engine/native-bounds.test.ts).
+constexpr double kDecodedBytesPerPixel = 4;
 
 struct Limits {
   uint64_t max_pixels = 100000000;
@@ -58,6 +70,7 @@ struct Plan {
   int quality = 80;
   bool anim = true;
   Limits limits;
+  int64_t timeout_ms = 0;  // the job's time budget (budget.h); 0: none
 };
 
 inline bool can_animate(Format f) { return f == Format::Gif || f == Format::Webp; }

@@ -32,8 +32,12 @@ void save_png(const VImage &image, void **data, size_t *size) {
   image.write_to_buffer(".png", data, size, VImage::option()->set("strip", true)->set("compression", 6));
 }
 
+// The pixels are computed into memory first: libvips 8.14's WebP saver leaks its whole input graph
+// (every image and operation of the job) when computing the input fails inside it, e.g. on a
+// corrupt input (found by the fuzzer; fixed upstream in libvips 8.16, libvips/libvips#4107). The
+// encoder holds the whole picture in memory anyway, so this adds one copy for WebP output only.
 void save_webp(const VImage &image, int quality, void **data, size_t *size) {
-  image.write_to_buffer(".webp", data, size, VImage::option()->set("strip", true)->set("Q", quality));
+  image.copy_memory().write_to_buffer(".webp", data, size, VImage::option()->set("strip", true)->set("Q", quality));
 }
 
 void save_jpeg(const VImage &image, int quality, void **data, size_t *size) {

@@ -5,7 +5,7 @@
 //   matte-linux-x64-gnu-<version>.tgz   @matte/linux-x64-gnu: the N-API 8 addon and ONNX Runtime
 // The addon is built (cmake-js, incremental) and the TypeScript compiled first. Nothing is
 // published; `npm publish pack/*.tgz` would, in that order: platform packages first.
-// Usage: node scripts/pack.mjs [--out DIR]
+// Usage: node scripts/pack.mjs [--out DIR] [--no-build]
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,9 +27,15 @@ if (`${process.platform}-${process.arch}` !== 'linux-x64') {
   process.exit(1);
 }
 
-say('building the addon and the TypeScript');
-run(process.execPath, [join(root, 'node_modules/cmake-js/bin/cmake-js'), 'compile', '--out', 'build', '--log-level', 'error']);
-run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
+if (process.argv.includes('--no-build')) {
+  // The caller (the install test, after the set-up) built both already.
+  for (const file of ['build/Release/matte.node', 'dist/lib/index.js'])
+    if (!existsSync(join(root, file))) throw new Error(`pack --no-build: ${file} is missing; run npm run build`);
+} else {
+  say('building the addon and the TypeScript');
+  run(process.execPath, [join(root, 'node_modules/cmake-js/bin/cmake-js'), 'compile', '--out', 'build', '--log-level', 'error']);
+  run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
+}
 
 mkdirSync(out, { recursive: true });
 const stage = mkdtempSync(join(tmpdir(), 'matte-pack-'));

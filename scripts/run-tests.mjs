@@ -3,7 +3,7 @@
 // `N passed, N failed` (N skipped when any). Exits non-zero when a test failed or none ran.
 // Arguments filter the files by substring, e.g. `node scripts/run-tests.mjs schema`.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -19,13 +19,34 @@ function findTests(dir) {
   return out;
 }
 
+// Sanitizer reports (npm run test:asan): a suite fails when its output holds one, or when any of its
+// processes, grandchildren included, left a report file in MATTE_SANITIZER_LOG_DIR
+// (scripts/asan-env.sh); the exit code alone is not enough, a report in a child process may not
+// reach the suite's own status.
+const SANITIZER_REPORT = /ERROR: (AddressSanitizer|LeakSanitizer)|: runtime error: |AddressSanitizer:DEADLYSIGNAL/;
+const sanitizerLogDir = process.env.MATTE_SANITIZER_LOG_DIR;
+
+function sanitizerReports() {
+  if (!sanitizerLogDir) return '';
+  let text = '';
+  for (const name of readdirSync(sanitizerLogDir).sort()) {
+    const path = join(sanitizerLogDir, name);
+    text += `--- ${name}\n${readFileSync(path, 'utf8')}\n`;
+    rmSync(path);
+  }
+  return text;
+}
+
 function runFile(file) {
-  return new Promise((resolve) => {
+  return new Promise((done) => {
     const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
     let output = '';
     child.stdout.on('data', (d) => { output += d; process.stdout.write(d); });
     child.stderr.on('data', (d) => { output += d; process.stderr.write(d); });
     child.on('close', (code, signal) => {
+      const reports = sanitizerReports();
+      if (reports) process.stdout.write(reports);
+      const resolve = (r) => done(reports || SANITIZER_REPORT.test(output) ? { ...r, failed: Math.max(1, r.failed), note: `${file}: sanitizer report` } : r);
       const number = (label) => Number((output.match(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'm')) || [])[1] ?? NaN);
       const total = number('Total');
       const passed = number('Passed');

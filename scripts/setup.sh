@@ -43,7 +43,7 @@ fi
 
 # 4. TypeScript, when a source is newer than the last build.
 stamp=dist/.built
-if [ ! -f "$stamp" ] || [ -n "$(find lib server models test bench tsconfig.json -name '*.ts' -newer "$stamp" -o -name tsconfig.json -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find lib server cli models test bench tsconfig.json -name '*.ts' -newer "$stamp" -o -name tsconfig.json -newer "$stamp" 2>/dev/null | head -n 1)" ]; then
   say "compiling TypeScript"
   npx --no-install tsc -p tsconfig.json
   touch "$stamp"
@@ -51,3 +51,6 @@ fi
 
 # 5. The default model (checked by sha256; nothing is downloaded when it is already there).
 node dist/models/fetch.js --quiet "${MATTE_MODEL:-u2netp}"
+
+# 6. Debian's chromium for the browser tests (test/browser/), when missing.
+sh scripts/setup-browser.sh

@@ -11,7 +11,10 @@ import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
 import { defaultPublicUrl, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
-import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input.js';
+import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
+import { corsMiddleware } from './cors.js';
+import { Metrics, metricsRoute } from './metrics.js';
+import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,7 +22,8 @@ import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
 import { ModelState, type Services } from './services.js';
-import { DiskResultStore, type ResultStore } from './store/index.js';
+import { createStore, type ResultStore } from './store/index.js';
+import { webRoutes } from './web/routes.js';
 
 export interface AppOptions {
   config: Config;
@@ -30,6 +34,8 @@ export interface AppOptions {
    * address stand in for a public host). Unused when config.allowPrivateUrls is set.
    */
   isAllowedAddress?: (address: string) => boolean;
+  /** Called by startServer once it listens, before the model has loaded (main.ts: SIGTERM then). */
+  onListening?: (running: RunningServer) => void;
 }
 
 export interface MatteApp {
@@ -59,29 +65,36 @@ export function flushLogs(logger: Logger): void {
 export function createApp(options: AppOptions): MatteApp {
   const { config } = options;
   const logger = options.logger ?? createLogger(config);
-  const store =
-    options.store ??
-    new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, onError: (err) => logger.error({ err }, 'result sweep failed') });
+  const store = options.store ?? createStore(config, logger);
+  const limiter = new JobLimiter(config.concurrency, config.queueLimit);
   // libvips' and ONNX Runtime's threads per job follow the number of jobs run at once.
   const { threadsPerJob } = configure({ concurrency: config.concurrency });
   const services: Services = {
     config,
     store,
-    limiter: new JobLimiter(config.concurrency, config.queueLimit),
+    limiter,
+    jobs: new RunningJobs(),
     model: new ModelState(config, threadsPerJob, logger),
     logger,
+    metrics: new Metrics(limiter, store),
     fetch: {
       allowPrivate: config.allowPrivateUrls,
       timeoutMs: config.urlFetchTimeoutMs,
       maxBytes: config.maxInputBytes,
       isAllowed: options.isAllowedAddress,
+      dnsServers: config.dnsServers,
+      slots: new FetchSlots(config.maxUrlFetches),
     },
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,
   };
 
   const app = new Koa({ proxy: false });
-  app.on('error', (err) => logger.error({ err }, 'unhandled error'));
+  // A client that goes away while a streamed body (a stored result) is being sent makes Koa's
+  // pipeline fail with ERR_STREAM_PREMATURE_CLOSE after the response started: nothing is wrong
+  // with the server, so it is not logged as an error (the soak saw it on plain downloads).
+  const clientGone = (err: { code?: string }) => ['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'].includes(err?.code ?? '');
+  app.on('error', (err) => (clientGone(err) ? logger.debug({ err }, 'client went away during the response') : logger.error({ err }, 'unhandled error')));
 
   const router = new Router();
   const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys), shedLoad(services.limiter)];
@@ -90,8 +103,13 @@ export function createApp(options: AppOptions): MatteApp {
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
+  metricsRoute(router, services.metrics, config.metricsKey);
+  webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
+  app.use(services.metrics.middleware());
+  const cors = corsMiddleware(config.corsOrigins);
+  if (cors) app.use(cors);
   app.use(async (ctx, next) => {
     // During shutdown every response closes its connection, so server.close() can complete.
     if (services.shuttingDown) ctx.set('Connection', 'close');
@@ -126,6 +144,9 @@ export function createApp(options: AppOptions): MatteApp {
 
   return { app, services };
 }
+
+/** How long jobs stopped by the shutdown get to send their 503 before connections are closed. */
+export const SHUTDOWN_ANSWER_MS = 1000;
 
 export interface RunningServer {
   server: http.Server;
@@ -188,19 +209,26 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
   const url = defaultPublicUrl(address.address, address.port);
   if (!config.publicUrlExplicit) config.publicUrl = defaultPublicUrl(config.host, address.port);
 
-  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
-
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       services.shuttingDown = true;
       await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        // At the shutdown timeout every job still queued or running is stopped (inside libvips and
+        // ONNX Runtime, within a second) and answered 503 shutting_down; a moment later whatever
+        // connection is left is closed.
+        let closeLeft: NodeJS.Timeout | undefined;
+        const force = setTimeout(() => {
+          services.jobs.abortAll();
+          closeLeft = setTimeout(() => server.closeAllConnections(), SHUTDOWN_ANSWER_MS);
+          closeLeft.unref();
+        }, config.shutdownTimeoutMs);
         force.unref();
         // Keep-alive connections become idle as their last response ends: close them as they do.
         const idle = setInterval(() => server.closeIdleConnections(), 250);
         server.close(() => {
           clearTimeout(force);
+          clearTimeout(closeLeft);
           clearInterval(idle);
           resolve();
         });
@@ -210,5 +238,9 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     })();
     return closing;
   };
-  return { server, url, services, close };
+  const running: RunningServer = { server, url, services, close };
+  // Requests are served from here on, while the model still loads: the caller can stop gracefully.
+  options.onListening?.(running);
+  await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads
+  return running;
 }

@@ -3,13 +3,18 @@
 // expected (ConfigError). Nothing else in server/ reads process.env.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
+import { isAbsolute, join } from 'node:path';
+import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
+import type { ModelEntry } from '../lib/models.js';
+import { MODEL_NAME } from '../lib/schema.js';
+import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
 
-export interface Config {
+export interface Config extends ScaleConfig {
   port: number;
   host: string;
   /** Absolute base of result URLs, no trailing slash. */
@@ -30,11 +35,19 @@ export interface Config {
   queueLimit: number;
   allowPrivateUrls: boolean;
   urlFetchTimeoutMs: number;
+  /** URL inputs fetched at once; beyond it, 503 overloaded. */
+  maxUrlFetches: number;
+  /** DNS servers of the URL fetcher (undefined: the system's, from /etc/resolv.conf). */
+  dnsServers?: string[];
   /** Time allowed to receive a whole request body. */
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
-  /** Registry name of the model loaded at start (undefined: MATTE_MODEL's or the registry default). */
-  model?: string;
+  /** The time budget of one image job (MATTE_JOB_TIMEOUT_SECONDS), from when it starts running. */
+  jobTimeoutMs: number;
+  /** Names of the models loaded at start, the first the default (undefined: the registry default). */
+  models?: string[];
+  /** Custom model entries (MATTE_MODELS_FILE), each with the path of its file. */
+  customModels: Record<string, ModelEntry & { path: string }>;
   /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
   modelsDir?: string;
   logLevel: string;
@@ -64,22 +77,28 @@ export const CONFIG_VARIABLES = [
   'MATTE_QUEUE_LIMIT',
   'MATTE_ALLOW_PRIVATE_URLS',
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
+  'MATTE_MAX_URL_FETCHES',
+  'MATTE_DNS_SERVERS',
   'MATTE_REQUEST_TIMEOUT_SECONDS',
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
+  'MATTE_JOB_TIMEOUT_SECONDS',
   'MATTE_MODEL',
+  'MATTE_MODELS',
+  'MATTE_MODELS_FILE',
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
   'UV_THREADPOOL_SIZE',
+  ...SCALE_VARIABLES,
 ] as const;
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
-function present(env: Env, name: string): string | undefined {
+export function present(env: Env, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const text = present(env, name);
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text)) throw new ConfigError(`${name}=${JSON.stringify(text)} is not a whole number (expected ${min}..${max})`);
@@ -90,7 +109,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function flag(env: Env, name: string): boolean {
+export function flag(env: Env, name: string): boolean {
   const text = present(env, name);
   if (text === undefined) return false;
   const lower = text.toLowerCase();
@@ -104,6 +123,23 @@ function splitKeys(text: string): string[] {
     .split(/[,\n\r]/)
     .map((k) => k.trim())
     .filter((k) => k.length > 0 && !k.startsWith('#'));
+}
+
+/** MATTE_DNS_SERVERS: comma-separated `ip`, `ip:port` or `[ipv6]:port` (dns.Resolver#setServers forms). */
+function dnsServerList(env: Env): string[] | undefined {
+  const text = present(env, 'MATTE_DNS_SERVERS');
+  if (text === undefined) return undefined;
+  const servers = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  for (const server of servers) {
+    const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server) ?? [server, server, undefined];
+    const [, host, port] = match;
+    const okPort = port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+    if (!isIP(host ?? '') || !okPort) {
+      throw new ConfigError(`MATTE_DNS_SERVERS: ${JSON.stringify(server)} is not an IP address with an optional port (e.g. 10.0.0.2, 10.0.0.2:53, [fd00::2]:53)`);
+    }
+  }
+  if (servers.length === 0) throw new ConfigError('MATTE_DNS_SERVERS holds no server');
+  return servers;
 }
 
 /** http://HOST:PORT, with `localhost` for an all-interfaces HOST and brackets for IPv6. */
@@ -161,19 +197,24 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     apiKeys.push(generatedKey);
   }
 
-  const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? join(tmpdir(), 'matte-results');
+  const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? defaultResultsDir(env);
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
-  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', 100_000_000, 1, Number.MAX_SAFE_INTEGER);
-  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', 1000, 1, 1_000_000);
-  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', 100, 1, 1_000_000);
+  // The library's (and the addon's) own bounds: a value they would refuse cannot pass start-up.
+  const maxInputPixels = integer(env, 'MATTE_MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxPixels, LIMIT_BOUNDS.maxPixels.min, LIMIT_BOUNDS.maxPixels.max);
+  const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', DEFAULT_LIMITS.maxFrames, LIMIT_BOUNDS.maxFrames.min, LIMIT_BOUNDS.maxFrames.max);
+  const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', DEFAULT_LIMITS.maxMatteFrames, LIMIT_BOUNDS.maxMatteFrames.min, LIMIT_BOUNDS.maxMatteFrames.max);
   const concurrency = integer(env, 'MATTE_CONCURRENCY', Math.max(1, cores), 1, 1024);
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
+  const maxUrlFetches = integer(env, 'MATTE_MAX_URL_FETCHES', Math.max(4, concurrency), 1, 1024);
+  const dnsServers = dnsServerList(env);
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
-  const model = present(env, 'MATTE_MODEL');
+  const jobTimeoutMs = integer(env, 'MATTE_JOB_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000;
+  const models = modelList(env);
+  const customModels = customModelEntries(env);
   const modelsDir = present(env, 'MATTE_MODELS_DIR');
   const logLevel = (present(env, 'MATTE_LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`MATTE_LOG_LEVEL=${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
@@ -195,12 +236,63 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     queueLimit,
     allowPrivateUrls,
     urlFetchTimeoutMs,
+    maxUrlFetches,
+    dnsServers,
     requestTimeoutMs,
     shutdownTimeoutMs,
-    model,
+    jobTimeoutMs,
+    models,
+    customModels,
     modelsDir,
     logLevel,
+    ...loadScaleConfig(env),
   };
+}
+
+/** MATTE_MODELS (comma-separated names) or MATTE_MODEL (one name, the older spelling). */
+function modelList(env: Env): string[] | undefined {
+  const list = present(env, 'MATTE_MODELS');
+  const one = present(env, 'MATTE_MODEL');
+  if (list !== undefined && one !== undefined) throw new ConfigError('set MATTE_MODELS or MATTE_MODEL, not both (MATTE_MODEL=name is MATTE_MODELS=name)');
+  const variable = list !== undefined ? 'MATTE_MODELS' : 'MATTE_MODEL';
+  const text = list ?? one;
+  if (text === undefined) return undefined;
+  const names = text.split(',').map((n) => n.trim());
+  for (const name of names) {
+    if (!MODEL_NAME.test(name)) throw new ConfigError(`${variable}=${text}: "${name}" is not a model name (letters, digits, . _ -)`);
+  }
+  if (new Set(names).size !== names.length) throw new ConfigError(`${variable}=${text} names a model twice`);
+  return names;
+}
+
+/**
+ * MATTE_MODELS_FILE: a JSON file {"models": {"name": {<registry entry>, "path": "/abs/model.onnx"}}}
+ * adding models that are not in models/registry.json (their sha256 is checked like any other).
+ * The entries' contents are checked when each model loads (model_error naming the entry).
+ */
+function customModelEntries(env: Env): Record<string, ModelEntry & { path: string }> {
+  const file = present(env, 'MATTE_MODELS_FILE');
+  if (file === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`MATTE_MODELS_FILE=${file} cannot be read as JSON: ${(err as Error).message}`);
+  }
+  const models = (parsed as { models?: unknown })?.models;
+  if (!models || typeof models !== 'object' || Array.isArray(models)) {
+    throw new ConfigError(`MATTE_MODELS_FILE=${file} must hold {"models": {"<name>": {...entry, "path": "/abs/file.onnx"}}}`);
+  }
+  const entries: Record<string, ModelEntry & { path: string }> = {};
+  for (const [name, entry] of Object.entries(models as Record<string, unknown>)) {
+    const e = entry as Partial<ModelEntry & { path: string }>;
+    if (!MODEL_NAME.test(name)) throw new ConfigError(`MATTE_MODELS_FILE=${file}: "${name}" is not a model name (letters, digits, . _ -)`);
+    if (!e || typeof e !== 'object' || typeof e.path !== 'string' || !isAbsolute(e.path) || typeof e.sha256 !== 'string' || !e.input || !e.output) {
+      throw new ConfigError(`MATTE_MODELS_FILE=${file}: entry "${name}" needs an absolute "path", "sha256", "input" and "output"`);
+    }
+    entries[name] = e as ModelEntry & { path: string };
+  }
+  return entries;
 }
 
 /** The libuv thread pool the server wants: each running job holds one thread, files and DNS need some too. */

@@ -42,6 +42,10 @@ export function statusOfMatteError(err: MatteError, modelReady: boolean): number
       return 415;
     case 'image_too_large':
       return 413;
+    case 'job_timeout':
+      return 422;
+    case 'aborted':
+      return 400; // the server's own signal (client gone, shutdown) normally answers first: routes/images.ts
     case 'model_error':
       // The model is missing (not fetched, not loadable): the service is not ready, try later.
       return modelReady ? 500 : 503;
@@ -91,14 +95,16 @@ export function errorHandler(options: { modelReady: () => boolean }) {
       await next();
     } catch (err) {
       const httpError = toHttpError(err, ctx.state.requestId, options.modelReady());
-      if (httpError.status >= 500 && httpError.code !== 'overloaded') {
+      // overloaded and shutting_down are the server working as designed, not failures to look into.
+      if (httpError.status >= 500 && httpError.code !== 'overloaded' && httpError.code !== 'shutting_down') {
         const cause = httpError.cause ?? err;
         ctx.state.log?.error({ err: cause, code: httpError.code }, 'request failed');
       }
       // Headers set before the error (e.g. by a half-done download) must not leak into the error.
       if (!ctx.headerSent) {
-        const keep = ['x-request-id'];
-        for (const name of Object.keys(ctx.response.headers)) if (!keep.includes(name)) ctx.remove(name);
+        // The request id and the CORS headers (server/cors.ts) stay, so a browser can read the error.
+        const keep = (name: string) => name === 'x-request-id' || name === 'vary' || name.startsWith('access-control-');
+        for (const name of Object.keys(ctx.response.headers)) if (!keep(name)) ctx.remove(name);
         sendError(ctx, httpError);
       }
     }

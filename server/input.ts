@@ -1,6 +1,6 @@
 // Where an image comes from: the multipart form (an uploaded `input` file or an `input` URL), and
 // the URL fetcher with its server-side request forgery guard (decisions.md section 3).
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import multer from 'multer';
 import { HttpError } from './errors.js';
 import { classifyAddress } from './address-guard.js';
+import { overloaded } from './middleware.js';
 
 export { classifyAddress, isAllowedAddress, type AddressVerdict } from './address-guard.js';
 
@@ -168,6 +169,28 @@ export interface FetchOptions {
   maxBytes: number;
   /** Decides whether an address may be connected to; default: classifyAddress(a).allowed. */
   isAllowed?: (address: string) => boolean;
+  /** DNS servers to ask (MATTE_DNS_SERVERS); default the system's (/etc/resolv.conf). */
+  dnsServers?: string[];
+  /** Bounds the fetches running at once (MATTE_MAX_URL_FETCHES); none when absent. */
+  slots?: FetchSlots;
+}
+
+/** A counter of the URL fetches running at once; beyond `max`, 503 overloaded (with Retry-After). */
+export class FetchSlots {
+  private running = 0;
+  constructor(readonly max: number) {}
+  /** Takes a slot or throws 503; returns the function that gives it back. */
+  take(): () => void {
+    if (this.running >= this.max) throw overloaded();
+    this.running++;
+    let done = false;
+    return () => {
+      if (!done) {
+        done = true;
+        this.running--;
+      }
+    };
+  }
 }
 
 const fetchFailed = (message: string, cause?: unknown) => new HttpError(422, 'input_url_fetch_failed', message, { path: 'input', cause });
@@ -191,8 +214,36 @@ interface Target {
   family: 4 | 6;
 }
 
+/**
+ * The host's addresses, IPv4 then IPv6, from DNS through c-ares (dns.Resolver): unlike
+ * dns.lookup (getaddrinfo) it does not hold a libuv pool thread, which image jobs need, and it
+ * stops at the fetch's deadline. /etc/hosts is not read; `localhost` (RFC 6761) is loopback.
+ */
+async function resolveHost(host: string, options: FetchOptions, signal: AbortSignal, remainingMs: number): Promise<Array<{ address: string; family: number }>> {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  const resolver = new Resolver({ timeout: Math.max(1, Math.ceil(remainingMs)), tries: 1 });
+  if (options.dnsServers) resolver.setServers(options.dnsServers);
+  const cancel = () => resolver.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length === 0) {
+      const err = [v4, v6].map((r) => (r.status === 'rejected' ? (r.reason as NodeJS.ErrnoException) : undefined)).find((e) => e && e.code !== 'ENODATA');
+      if (err) throw err;
+    }
+    return addresses;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
+}
+
 /** Resolves the URL's host and checks every address; returns the one to connect to. */
-async function resolveTarget(url: URL, options: FetchOptions): Promise<Target> {
+async function resolveTarget(url: URL, options: FetchOptions, signal: AbortSignal, deadline: number): Promise<Target> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: Array<{ address: string; family: number }>;
   const literal = isIP(host);
@@ -200,8 +251,9 @@ async function resolveTarget(url: URL, options: FetchOptions): Promise<Target> {
     addresses = [{ address: host, family: literal }];
   } else {
     try {
-      addresses = await dnsLookup(host, { all: true, verbatim: true });
+      addresses = await resolveHost(host, options, signal, deadline - Date.now());
     } catch (err) {
+      if (signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s (resolving its host)`, err);
       throw fetchFailed(`cannot resolve the host of the input URL (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
     }
     if (addresses.length === 0) throw fetchFailed('the host of the input URL has no address');
@@ -269,12 +321,14 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
  * timed out, non-2xx or too many redirects: 422 input_url_fetch_failed.
  */
 export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<Buffer> {
+  const release = options.slots?.take();
   const controller = new AbortController();
+  const deadline = Date.now() + options.timeoutMs;
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
   let url = input;
   try {
     for (let hop = 0; ; hop++) {
-      const target = await resolveTarget(url, options);
+      const target = await resolveTarget(url, options, controller.signal, deadline);
       if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`);
       let res: IncomingMessage;
       try {
@@ -311,5 +365,6 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
     }
   } finally {
     clearTimeout(timer);
+    release?.();
   }
 }

@@ -4,6 +4,9 @@
 import { spawn } from 'node:child_process';
 import { ConfigError, loadConfig, wantedThreadPoolSize, type Config } from './config.js';
 
+/** After MATTE_SHUTDOWN_TIMEOUT_SECONDS, how long stopped jobs and the store get before the process is killed. */
+const HARD_EXIT_MARGIN_MS = 3000;
+
 function fail(message: string): never {
   process.stderr.write(`matte: ${message}\n`);
   process.exit(1);
@@ -38,37 +41,58 @@ async function run(config: Config): Promise<void> {
   const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;
   if (pool < wanted) logger.warn({ UV_THREADPOOL_SIZE: pool, wanted }, 'UV_THREADPOOL_SIZE is smaller than MATTE_CONCURRENCY + 2: file and DNS work may wait behind image jobs');
 
-  let running: Awaited<ReturnType<typeof startServer>>;
-  try {
-    running = await startServer({ config, logger });
-  } catch (err) {
-    fail(`cannot start: ${(err as Error).message}`);
-  }
-  logger.info({ url: running.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsDir: config.resultsDir }, 'listening');
-  if (config.generatedKey) {
-    // Printed once, here only (never logged): no key was configured, so one was made for this run.
-    process.stdout.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
-  }
-  process.stdout.write(`matte: listening on ${running.url}\n`);
-
+  // The signal handlers come first: requests are served as soon as the server listens, while the
+  // model may still be loading, and a SIGTERM then must finish them too, not kill them.
+  let running: Awaited<ReturnType<typeof startServer>> | undefined;
   let stopping = false;
+  const exit = (code: number) => {
+    flushLogs(logger);
+    process.exit(code);
+  };
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing running requests');
-    running.close().then(
+    if (!running) exit(0); // not listening yet: no request to finish
+    // The last resort, should a job not stop when the shutdown timeout aborts it: the process must
+    // end anyway. Not process.exit(): libuv's exit handler joins the thread pool, i.e. waits for
+    // that very job. SIGKILL cannot be caught or delayed.
+    const hardExit = setTimeout(() => {
+      logger.error({ afterMs: config.shutdownTimeoutMs + HARD_EXIT_MARGIN_MS }, 'shutdown timed out: a job did not stop; killing the process');
+      flushLogs(logger);
+      process.kill(process.pid, 'SIGKILL');
+    }, config.shutdownTimeoutMs + HARD_EXIT_MARGIN_MS);
+    hardExit.unref();
+    running!.close().then(
       () => {
         logger.info('stopped');
-        flushLogs(logger);
-        process.exit(0);
+        exit(0);
       },
       (err) => {
         logger.error({ err }, 'shutdown failed');
-        flushLogs(logger);
-        process.exit(1);
+        exit(1);
       },
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+
+  try {
+    await startServer({
+      config,
+      logger,
+      onListening: (listening) => {
+        running = listening;
+      },
+    });
+  } catch (err) {
+    fail(`cannot start: ${(err as Error).message}`);
+  }
+  if (stopping || !running) return; // a signal came during the start: close() is under way
+  logger.info({ url: running.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsStore: config.resultsStore, ...(config.resultsStore === 'disk' ? { resultsDir: config.resultsDir } : { bucket: config.s3?.bucket }) }, 'listening');
+  if (config.generatedKey) {
+    // Printed once, here only (never logged): no key was configured, so one was made for this run.
+    process.stdout.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
+  }
+  process.stdout.write(`matte: listening on ${running.url}\n`);
 }

@@ -10,6 +10,18 @@ import { HttpError } from './errors.js';
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
+ * The path as logged: a result's id is its download capability, so only its first 6 characters
+ * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written.
+ */
+export function loggedPath(path: string): string {
+  return path.replace(/^(\/images\/results\/)([^/]*)$/, (_m, prefix: string, name: string) => {
+    const dot = name.lastIndexOf('.');
+    const ext = dot > 0 ? name.slice(dot) : '';
+    return `${prefix}${name.slice(0, 6)}…${ext}`;
+  });
+}
+
+/**
  * Gives every request an id (a well-formed incoming X-Request-Id is kept, so a proxy's id carries
  * through), sets X-Request-Id on every response, and logs one line per request when it is done:
  * id, method, path, status, bytes and milliseconds. Headers (and so API keys) are never logged.
@@ -26,7 +38,7 @@ export function requestContext(logger: Logger) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const aborted = !ctx.res.writableFinished;
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length, ...(aborted ? { aborted: true } : {}), ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}) },
+        { method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length, ...(aborted ? { aborted: true } : {}), ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}) },
         'request',
       );
     });
@@ -56,9 +68,25 @@ export function drainUnreadBody(options: LingerOptions) {
       await next();
     } finally {
       const req = ctx.req;
+      // A refusal (401, 413, 503, a bad form: HttpError closeConnection, see sendError) ends the
+      // connection: the client is told, and the socket is closed once the response is out.
+      const close = ctx.state.closeConnection === true;
+      if (close && !ctx.headerSent) ctx.set('Connection', 'close');
+      if (close && !req.complete) {
+        // With `Connection: close` Node destroys the socket as soon as the response is written; with
+        // body bytes still arriving, that sends a reset which can make the client lose the answer
+        // (it is often still writing). So Node keeps the socket (its private _last flag, read when
+        // the response finishes), and the drain below ends it once the body is in or the bound is hit.
+        ctx.res.once('prefinish', () => {
+          (ctx.res as unknown as { _last: boolean })._last = false;
+        });
+      }
       if (!req.complete) {
         ctx.res.once('finish', () => {
-          if (req.complete || req.destroyed) return;
+          if (req.complete || req.destroyed) {
+            if (close) req.socket.end();
+            return;
+          }
           // Node discards the rest of the body itself (it no longer reaches 'data' listeners once
           // the response is done), so progress is read from the socket's byte counter.
           req.unpipe();
@@ -67,8 +95,10 @@ export function drainUnreadBody(options: LingerOptions) {
           const startBytes = socket.bytesRead;
           const started = Date.now();
           const timer = setInterval(() => {
-            if (req.complete || socket.destroyed) clearInterval(timer);
-            else if (Date.now() - started >= options.lingerMs || socket.bytesRead - startBytes > options.maxDrainBytes) {
+            if (req.complete || socket.destroyed) {
+              clearInterval(timer);
+              if (close) socket.end(); // all of the body read: a clean close, no reset
+            } else if (Date.now() - started >= options.lingerMs || socket.bytesRead - startBytes > options.maxDrainBytes) {
               clearInterval(timer);
               socket.destroy();
             }
@@ -174,7 +204,8 @@ export class JobLimiter {
       const onAbort = () => {
         const at = this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
-        reject(new HttpError(400, 'client_closed', 'the client went away while the job was queued'));
+        // The abort's reason, when it is the answer (client_closed, shutting_down: server/jobs.ts).
+        reject(signal?.reason instanceof HttpError ? signal.reason : new HttpError(400, 'client_closed', 'the client went away while the job was queued'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include "../budget.h"
 #include "../errors.h"
 
 #include <algorithm>
@@ -45,6 +46,29 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 }
 
 }  // namespace
+
+// The registry's post-processing: model output values -> 0..255.
+std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess) {
+  // A NaN (a broken model) counts as background rather than reaching lround (undefined).
+  for (float &v : values)
+    if (std::isnan(v)) v = 0;
+  if (postprocess == ModelSpec::Postprocess::Sigmoid)
+    for (float &v : values) v = 1.0f / (1.0f + std::exp(-v));
+  float low = 0, high = 1;
+  if (postprocess == ModelSpec::Postprocess::MinMax) {
+    auto [min, max] = std::minmax_element(values.begin(), values.end());
+    low = *min;
+    high = *max > *min ? *max : *min + 1;
+    if (!std::isfinite(high - low)) throw model_error("the model's matte output is not finite");
+  }
+  std::vector<uint8_t> matte(values.size());
+  const float scale = 255.0f / (high - low);
+  for (size_t i = 0; i < values.size(); i++) {
+    float v = (values[i] - low) * scale;
+    matte[i] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
+  }
+  return matte;
+}
 
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
 
@@ -112,17 +136,19 @@ void Model::open() {
   if (!found) throw model_error("the model has no output named \"" + spec.output + "\"");
 }
 
-std::vector<uint8_t> Model::infer(std::vector<float> &&chw) const {
+std::vector<uint8_t> Model::infer(std::vector<float> &&chw, Budget *budget) const {
   if (chw.size() != size_t(3) * spec_.input_width * spec_.input_height)
     throw model_error("the model's input has the wrong size");
   try {
-    return run(chw);
+    return run(chw, budget);
   } catch (const Ort::Exception &err) {
+    // A terminated run fails with "Exiting due to terminate flag": that is the budget's stop.
+    if (budget) budget->check();
     throw model_error(std::string("inference failed: ") + err.what());
   }
 }
 
-std::vector<uint8_t> Model::run(std::vector<float> &chw) const {
+std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
   const size_t pixels = size_t(spec_.input_width) * spec_.input_height;
   std::array<int64_t, 4> shape{1, 3, spec_.input_height, spec_.input_width};
   auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
@@ -139,7 +165,12 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw) const {
 
   const char *input_names[] = {input_name_.c_str()};
   const char *output_names[] = {spec_.output.c_str()};
-  std::vector<Ort::Value> outputs = session_->Run(Ort::RunOptions{nullptr}, input_names, &input, 1, output_names, 1);
+  Ort::RunOptions run_options;
+  std::vector<Ort::Value> outputs;
+  {
+    Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
+    outputs = session_->Run(run_options, input_names, &input, 1, output_names, 1);
+  }
   if (outputs.size() != 1 || !outputs[0].IsTensor()) throw model_error("the model gave no matte tensor");
   auto info = outputs[0].GetTensorTypeAndShapeInfo();
   std::vector<int64_t> out_shape = info.GetShape();
@@ -160,23 +191,7 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw) const {
     std::copy(data, data + pixels, values.begin());
   }
 
-  // A NaN (a broken model) counts as background rather than reaching lround (undefined).
-  for (float &v : values)
-    if (std::isnan(v)) v = 0;
-  float low = 0, high = 1;
-  if (spec_.minmax) {
-    auto [min, max] = std::minmax_element(values.begin(), values.end());
-    low = *min;
-    high = *max > *min ? *max : *min + 1;
-    if (!std::isfinite(high - low)) throw model_error("the model's matte output is not finite");
-  }
-  std::vector<uint8_t> matte(pixels);
-  const float scale = 255.0f / (high - low);
-  for (size_t i = 0; i < pixels; i++) {
-    float v = (values[i] - low) * scale;
-    matte[i] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
-  }
-  return matte;
+  return to_matte(values, spec_.postprocess);
 }
 
 }  // namespace matte

@@ -12,6 +12,8 @@
 
 namespace matte {
 
+class Budget;
+
 /** A models/registry.json entry, as the addon needs it (see lib/models.ts). */
 struct ModelSpec {
   std::string path;
@@ -22,7 +24,9 @@ struct ModelSpec {
   std::array<double, 3> mean{};
   std::array<double, 3> std{1, 1, 1};
   std::string output;   // the output holding the matte (the others are never computed into JS)
-  bool minmax = true;   // rescale the output by its own min and max; otherwise clamp to 0..1
+  // How the output becomes 0..1: rescaled by its own min and max; clamped; or the logistic
+  // function of logits (BiRefNet-style models), then clamped.
+  enum class Postprocess { MinMax, Clamp, Sigmoid } postprocess = Postprocess::MinMax;
 };
 
 class Model {
@@ -34,13 +38,14 @@ class Model {
 
   /**
    * Runs the model on a planar (CHW) float image of the input size and returns the matte,
-   * post-processed to 0..255, input_width x input_height bytes.
+   * post-processed to 0..255, input_width x input_height bytes. A `budget` that stops terminates
+   * the run inside ONNX Runtime; the job's error (job_timeout, aborted) is thrown then.
    */
-  std::vector<uint8_t> infer(std::vector<float> &&chw) const;
+  std::vector<uint8_t> infer(std::vector<float> &&chw, Budget *budget = nullptr) const;
 
  private:
   void open();
-  std::vector<uint8_t> run(std::vector<float> &chw) const;
+  std::vector<uint8_t> run(std::vector<float> &chw, Budget *budget) const;
 
   ModelSpec spec_;
   std::unique_ptr<Ort::Session> session_;
@@ -54,6 +59,9 @@ class Model {
  * before the first model is loaded has an effect: the pool is created with the first session.
  */
 void set_onnxruntime_threads(int threads);
+
+/** The registry's post-processing of the matte output (values: the first HxW plane). */
+std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess);
 
 /** The ONNX Runtime version the addon runs with. */
 std::string onnxruntime_version();

@@ -1,7 +1,9 @@
 // removeBackground: the model's matte becomes the alpha band, at the full resolution of the image
 // at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
+#include "../budget.h"
 #include "../errors.h"
 #include "../matte/model.h"
+#include "../matte/refine.h"
 #include "steps.h"
 
 #include <algorithm>
@@ -37,8 +39,25 @@ static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
   return chw;
 }
 
+// The model's matte of `small` (model-sized RGB); with test-time augmentation, the mean of the
+// mattes of the image and of its mirror image.
+static std::vector<uint8_t> model_matte(const VImage &small, const Model &model, bool tta, Budget &budget) {
+  const ModelSpec &spec = model.spec();
+  std::vector<uint8_t> matte = model.infer(to_planar(small, spec), &budget);
+  if (!tta) return matte;
+  budget.check();
+  std::vector<uint8_t> mirrored = model.infer(to_planar(small.fliphor().copy_memory(), spec), &budget);
+  const int w = spec.input_width;
+  for (int y = 0; y < spec.input_height; y++)
+    for (int x = 0; x < w; x++) {
+      size_t i = size_t(y) * w + x, j = size_t(y) * w + (w - 1 - x);
+      matte[i] = uint8_t((matte[i] + mirrored[j] + 1) / 2);
+    }
+  return matte;
+}
+
 // `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
-VImage remove_background(const VImage &in, const Model &model) {
+VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
   VImage rgb = in;
   if (in.has_alpha()) {
     if (in.extract_band(in.bands() - 1).min() < 255) return in;
@@ -51,13 +70,22 @@ VImage remove_background(const VImage &in, const Model &model) {
   if (rgb.bands() != 3) throw Error("internal", "removeBackground needs a 3-band colour image");
   const ModelSpec &spec = model.spec();
   VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
-  std::vector<uint8_t> matte = model.infer(to_planar(small, spec));
+  budget.check();
+  std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
 
-  VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
-                                                      spec.input_height, 1, VIPS_FORMAT_UCHAR);
-  if (!copied) throw vips::VError();
-  VImage alpha(copied);
-  alpha = stretch(alpha, rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+  VImage alpha;
+  if (step.refine) {
+    // Refined at full resolution, guided by the image (matte/refine.cc).
+    alpha = refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                         spec.input_height, refine_params());
+    budget.check();
+  } else {
+    // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
+    VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                        spec.input_height, 1, VIPS_FORMAT_UCHAR);
+    if (!copied) throw vips::VError();
+    alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+  }
   return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 

@@ -4,15 +4,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 
 using vips::VImage;
 
 namespace matte {
 
-static int scaled(int size, double scale) { return std::max(1, int(std::lround(size * scale))); }
+// In double, then 64-bit: never narrowed here (see ResizeGeometry). The clamp keeps an absurd
+// scale finite; anything near it is far over every limit and refused before use.
+static int64_t scaled(int64_t size, double scale) {
+  double v = std::min(std::round(double(size) * scale), 1e15);
+  return std::max<int64_t>(1, int64_t(v));
+}
 
 ResizeGeometry resize_geometry(int width, int height, const Step &step) {
   bool enlarge = step.fit == Fit::Contain || step.fit == Fit::Cover;
+  const int64_t step_width = step.width, step_height = step.height;
   double sx = step.width ? double(step.width) / width : 0;
   double sy = step.height ? double(step.height) / height : 0;
 
@@ -20,8 +28,8 @@ ResizeGeometry resize_geometry(int width, int height, const Step &step) {
     // One dimension: the other follows the aspect ratio; fit only decides about enlarging.
     double s = step.width ? sx : sy;
     if (!enlarge && s > 1) return {width, height, width, height};
-    int w = step.width ? step.width : scaled(width, s);
-    int h = step.height ? step.height : scaled(height, s);
+    int64_t w = step.width ? step_width : scaled(width, s);
+    int64_t h = step.height ? step_height : scaled(height, s);
     return {w, h, w, h};
   }
 
@@ -31,21 +39,21 @@ ResizeGeometry resize_geometry(int width, int height, const Step &step) {
       double s = std::min(sx, sy);
       if (step.fit == Fit::ScaleDown && s >= 1) return {width, height, width, height};
       // The side that decides the scale lands exactly on the requested size.
-      int w = sx <= sy ? step.width : std::min(step.width, scaled(width, s));
-      int h = sy <= sx ? step.height : std::min(step.height, scaled(height, s));
+      int64_t w = sx <= sy ? step_width : std::min(step_width, scaled(width, s));
+      int64_t h = sy <= sx ? step_height : std::min(step_height, scaled(height, s));
       return {w, h, w, h};
     }
     case Fit::Cover: {
       double s = std::max(sx, sy);
-      int w = sx >= sy ? step.width : std::max(step.width, scaled(width, s));
-      int h = sy >= sx ? step.height : std::max(step.height, scaled(height, s));
-      return {w, h, step.width, step.height};
+      int64_t w = sx >= sy ? step_width : std::max(step_width, scaled(width, s));
+      int64_t h = sy >= sx ? step_height : std::max(step_height, scaled(height, s));
+      return {w, h, step_width, step_height};
     }
     case Fit::Crop: {
       double s = std::min(1.0, std::max(sx, sy));
-      int w = s == sx ? step.width : scaled(width, s);
-      int h = s == sy ? step.height : scaled(height, s);
-      return {w, h, std::min(step.width, w), std::min(step.height, h)};
+      int64_t w = s == sx ? step_width : scaled(width, s);
+      int64_t h = s == sy ? step_height : scaled(height, s);
+      return {w, h, std::min(step_width, w), std::min(step_height, h)};
     }
   }
   return {width, height, width, height};
@@ -70,9 +78,12 @@ static VImage resize_exact(const VImage &in, int width, int height) {
 }
 
 VImage resize(const VImage &in, const ResizeGeometry &g) {
-  VImage out = resize_exact(in, g.scaled_width, g.scaled_height);
-  if (g.width == g.scaled_width && g.height == g.scaled_height) return out;
-  return out.crop((g.scaled_width - g.width) / 2, (g.scaled_height - g.height) / 2, g.width, g.height);
+  // Checked by the caller (pipeline.cc check_resize): every side fits the limits, so in int.
+  if (g.scaled_width > INT32_MAX || g.scaled_height > INT32_MAX) throw std::logic_error("resize: unchecked geometry");
+  const int sw = int(g.scaled_width), sh = int(g.scaled_height), w = int(g.width), h = int(g.height);
+  VImage out = resize_exact(in, sw, sh);
+  if (w == sw && h == sh) return out;
+  return out.crop((sw - w) / 2, (sh - h) / 2, w, h);
 }
 
 }  // namespace matte

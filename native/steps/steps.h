@@ -7,18 +7,24 @@
 
 #include <vips/vips8>
 
+#include <cstdint>
 #include <optional>
 
 namespace matte {
 
+class Budget;
 class Model;
 
-/** Scale to scaled_width x scaled_height, then take the centre width x height. */
+/**
+ * Scale to scaled_width x scaled_height, then take the centre width x height. 64-bit: a thin image
+ * scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024: 4.3e9);
+ * pipeline.cc checks the sizes against the limits before resize() narrows them.
+ */
 struct ResizeGeometry {
-  int scaled_width;
-  int scaled_height;
-  int width;
-  int height;
+  int64_t scaled_width;
+  int64_t scaled_height;
+  int64_t width;
+  int64_t height;
 };
 
 /** The geometry of a resize step applied to an image of the given size (decisions.md 5). */
@@ -32,7 +38,7 @@ vips::VImage brightness(const vips::VImage &in, const Step &step);
 vips::VImage contrast(const vips::VImage &in, const Step &step);
 vips::VImage saturation(const vips::VImage &in, const Step &step);
 vips::VImage background(const vips::VImage &in, const Step &step);
-vips::VImage remove_background(const vips::VImage &in, const Model &model);
+vips::VImage remove_background(const vips::VImage &in, const Model &model, const Step &step, Budget &budget);
 
 struct Box {
   int left, top, width, height;

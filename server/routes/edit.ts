@@ -6,6 +6,7 @@ import {
   OUTPUT_FORMATS,
   parseBooleanField,
   parseEnumField,
+  parseModelField,
   parseOperationsJson,
   parseQualityField,
 } from '../../lib/index.js';
@@ -14,7 +15,7 @@ import type { Services } from '../services.js';
 import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
 import type { Middleware } from 'koa';
 
-export const EDIT_FIELDS = ['input', 'operations', 'output', 'format', 'quality', 'anim'] as const;
+export const EDIT_FIELDS = ['input', 'operations', 'output', 'format', 'quality', 'anim', 'refine', 'model'] as const;
 
 export function editRoute(router: Router, services: Services, guards: Middleware[]): void {
   router.post('/images/edit', ...guards, async (ctx) => {
@@ -25,13 +26,28 @@ export function editRoute(router: Router, services: Services, guards: Middleware
     const format = fields.format === undefined ? 'png' : parseEnumField('format', OUTPUT_FORMATS, fields.format);
     const quality = fields.quality === undefined ? DEFAULT_QUALITY : parseQualityField(fields.quality);
     const anim = fields.anim === undefined ? true : parseBooleanField('anim', fields.anim);
+    // refine and model apply to a removeBackground operation that does not set its own.
+    const refine = fields.refine === undefined ? undefined : parseBooleanField('refine', fields.refine);
+    const model = fields.model === undefined ? undefined : parseModelField(fields.model);
     if (fields.operations === undefined) {
       throw new HttpError(400, 'invalid_operations', 'operations is required: a JSON array of 1 to 20 operations', { path: 'operations' });
     }
     const steps = parseOperationsJson(fields.operations);
+    const index = steps.findIndex((s) => s.op === 'removeBackground');
+    const matting = steps[index];
+    // Checked even without a removeBackground operation, so that a mistake is not silently ignored.
+    const formModel = await services.model.check(model);
+    if (matting?.op === 'removeBackground') {
+      matting.refine ??= refine;
+      matting.model =
+        matting.model === undefined ? formModel : await services.model.check(matting.model, `operations[${index}].removeBackground.model`);
+    }
     const input = await inputBytes(form, services);
-    if (steps.some((s) => s.op === 'removeBackground')) await services.model.ensure();
-    const result = await runJob(ctx, services, () => editSteps(input, steps, { format, quality, anim, limits: services.limits }));
+    if (matting?.op === 'removeBackground') {
+      ctx.state.model = matting.model; // the metrics label of the job (server/metrics.ts)
+      await services.model.ensure();
+    }
+    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

@@ -8,7 +8,9 @@ import {
   DEFAULT_QUALITY,
   FIT_MODES,
   MATTE_FORMATS,
+  MODEL_NAME,
   MAX_BLUR,
+  MAX_TONE_FACTOR,
   MAX_OPERATIONS,
   OUTPUT_FORMATS,
   OUTPUT_MODES,
@@ -29,9 +31,9 @@ function operationsJsonSchema(): Json {
       const s = ctx.zodSchema as unknown;
       const json = ctx.jsonSchema as Json;
       if (s === operationValueSchemas.blur) Object.assign(json, { minimum: 0, maximum: MAX_BLUR, description: 'Gaussian blur radius (sigma = radius / 2); 0 is no blur' });
-      if (s === operationValueSchemas.brightness) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 black' });
-      if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, description: 'multiplier around mid-grey; 1 is unchanged' });
-      if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, description: 'multiplier; 1 is unchanged, 0 grey' });
+      if (s === operationValueSchemas.brightness) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier; 1 is unchanged, 0 black' });
+      if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier around mid-grey; 1 is unchanged' });
+      if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier; 1 is unchanged, 0 grey' });
       if (s === operationValueSchemas.background) Object.assign(json, { description: 'CSS colour: #RGB, #RGBA, #RRGGBB, #RRGGBBAA, rgb(), rgba(), hsl(), hsla(), hwb() or a name' });
       if (s === operationValueSchemas.resize) {
         Object.assign(json, {
@@ -70,9 +72,10 @@ const imageResponses = {
   '408': errorResponse('request_timeout: the body was not received in time'),
   '413': errorResponse('input_too_large (upload or fetched body), image_too_large (pixels or frames)'),
   '415': errorResponse('unsupported_image'),
-  '422': errorResponse('input_url_fetch_failed'),
+  '422': errorResponse('input_url_fetch_failed, job_timeout (the job ran past MATTE_JOB_TIMEOUT_SECONDS and was stopped)'),
   '500': errorResponse('internal'),
-  '503': errorResponse('overloaded (with Retry-After), or model_error while the model is not loaded'),
+  '503': errorResponse('overloaded (with Retry-After): the job queue or the URL fetches (MATTE_MAX_URL_FETCHES) are full; model_error while the model is not loaded; shutting_down (the shutdown timeout stopped the job; with Retry-After); or store_unavailable: output=url and the result store cannot be written (with Retry-After)'),
+  '507': errorResponse('insufficient_storage: output=url and the result store is full (disk full or MATTE_RESULTS_MAX_BYTES); output=raw still works'),
 };
 
 const inputField = {
@@ -93,6 +96,8 @@ const imageEndpoint = (summary: string, required: string[], properties: Json) =>
 });
 
 const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
+const refineField = booleanField('refine the matte at full resolution, guided by the image, and clean near-0/near-255 alpha; false: the model\'s matte alone', true);
+const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
 
 export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'>): Json {
   return {
@@ -111,12 +116,16 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
         quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
         anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
+        refine: { ...refineField, description: `${refineField.description}; for a removeBackground operation that does not set its own` },
+        model: { ...modelField, description: `${modelField.description}; for a removeBackground operation that does not set its own` },
       }),
       '/images/remove-background': imageEndpoint('Remove the background of one image', ['input'], {
         input: inputField,
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
         format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
-        trim: booleanField('crop to the bounding box of the pixels with alpha > 0', false),
+        trim: booleanField('crop to the bounding box of the pixels with alpha > 0 (after refinement and cleanup)', false),
+        refine: refineField,
+        model: modelField,
       }),
       '/images/results/{file}': {
         parameters: [{ name: 'file', in: 'path', required: true, description: '{id}.{ext} as in the url of a stored result', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.[a-z]+$' } }],
@@ -129,6 +138,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
             '304': { description: 'not modified (If-None-Match)' },
             '404': errorResponse('not_found: unknown or expired'),
             '416': errorResponse('range_not_satisfiable'),
+            '503': errorResponse('store_unavailable: the result store does not answer'),
           },
         },
         head: { summary: 'Headers of a stored result', responses: { '200': { description: 'as GET, without the body' }, '404': { description: 'unknown or expired' } } },
@@ -136,14 +146,41 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } } },
       '/readyz': {
         get: {
-          summary: 'Readiness: the model is loaded and the result store writable',
-          responses: { '200': { description: 'ready' }, '503': errorResponse('not_ready') },
+          summary: 'Readiness: the models are loaded and the result store writable',
+          responses: {
+            '200': {
+              description: 'ready',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      status: { const: 'ready' },
+                      model: { type: 'string', description: 'the default model' },
+                      models: { type: 'array', items: { type: 'string' }, description: 'the loaded models (MATTE_MODELS), the default first' },
+                      jobs: { type: 'object', properties: { running: { type: 'integer' }, waiting: { type: 'integer' } } },
+                    },
+                  },
+                },
+              },
+            },
+            '503': errorResponse('not_ready'),
+          },
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+      '/': { get: { summary: 'The playground: a web page to try the API in a browser (server/web/)', responses: { '200': { description: 'text/html' } } } },
+      '/docs': { get: { summary: 'This document rendered as an API reference page (Swagger UI, served locally)', responses: { '200': { description: 'text/html' } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (text exposition format); open unless MATTE_METRICS_KEY is set, then only with Authorization: Bearer KEY (or X-Api-Key: KEY)',
+          security: [{}, { MetricsKey: [] }],
+          responses: { '200': { description: 'the metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': errorResponse('unauthorized: MATTE_METRICS_KEY is set and was not sent') },
+        },
+      },
     },
     components: {
-      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, MetricsKey: { type: 'http', scheme: 'bearer', description: 'MATTE_METRICS_KEY' } },
       headers: { RequestId: { description: 'the id of this request in the server log', schema: { type: 'string' } } },
       schemas: {
         Error: {
@@ -161,7 +198,10 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
           type: 'object',
           required: ['id', 'url'],
           additionalProperties: false,
-          properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' }, url: { type: 'string', format: 'uri' } },
+          properties: {
+            id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' },
+            url: { type: 'string', format: 'uri', description: "matte's download URL, or with MATTE_RESULTS_PRESIGN=1 the object store's presigned URL (valid until the result expires)" },
+          },
         },
       },
     },

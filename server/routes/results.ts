@@ -46,8 +46,8 @@ export function resultsRoute(router: Router, services: Services): void {
     const name = String(ctx.params.name);
     const dot = name.lastIndexOf('.');
     if (dot <= 0) throw notFound();
-    const result = await services.store.get(name.slice(0, dot));
-    if (!result || result.ext !== name.slice(dot + 1)) throw notFound();
+    const result = await services.store.get(name.slice(0, dot), name.slice(dot + 1));
+    if (!result) throw notFound();
 
     const secondsLeft = Math.max(0, Math.floor((result.expiresAt - Date.now()) / 1000));
     ctx.set('ETag', result.etag);

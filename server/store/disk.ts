@@ -1,21 +1,40 @@
-// The default result store: one file a result in a directory.
+// The default result store: one file a result in a directory that any number of server processes
+// may share (on one machine or over a network file system). The directory is the truth: no process
+// keeps an index, so a result one process stored is downloadable from every other at once.
 //
-//   <dir>/<id>.<expiresAtMs>.<ext>    a committed result (the name carries its expiry)
-//   <dir>/.tmp-<random>               a result being written
+//   <dir>/<id>.<ext>                    a committed result; its modification time is its expiry
+//   <dir>/.tmp-<createdMs>-<random>     a result (or a /readyz probe) being written
 //
-// A result is written to a temporary name, fsync'ed, renamed to its final name and the directory
-// fsync'ed, so a crash never leaves a half file under a result name. At open, leftover temporary
-// files and expired results are deleted and the rest indexed: a restart keeps unexpired results.
-// ids are 144 random bits in base64url (24 characters), which contains no '.'.
+// put: the bytes go to a temporary file, its mtime is set to the expiry, both are fsync'ed, and
+// it is renamed to its final name (then the directory is fsync'ed). The rename commits bytes and
+// expiry at once: a crash never leaves a half file or a file without its expiry under a result
+// name. get: one stat of <id>.<ext> (size, expiry). The sweeper (every process runs one) deletes
+// results whose mtime has passed and temporary files older than `tempGraceMs` (a writer that died);
+// several sweepers racing only ever delete expired or abandoned files, and a delete that finds the
+// file already gone is fine. ids are 144 random bits in base64url (24 characters, never a '.').
+//
+// Results written by the previous layout (<id>.<expiresAtMs>.<ext>) are renamed to this one by
+// the first sweep, so an upgrade loses nothing.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { storeError, StoreSetupError } from './errors.js';
 import type { ResultStore, StoredResult } from './index.js';
+import { ResultsQuota } from './quota.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
-const NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.(\d{1,16})\.([a-z0-9]{1,8})$/;
+const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
+const NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
+const OLD_NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.(\d{1,16})\.([a-z0-9]{1,8})$/;
 const TEMP_PREFIX = '.tmp-';
+const TEMP_PATTERN = /^\.tmp-(\d{1,16})-/;
+/** A temporary file this old belongs to a writer that died (a put takes seconds at most). */
+const DEFAULT_TEMP_GRACE_MS = 15 * 60_000;
+/** Bytes the /readyz probe writes (and fsyncs): a full disk refuses them, an empty file would not. */
+const PROBE_BYTES = 4096;
+/** How long a probe's answer is reused, so that /readyz traffic cannot turn into fsync traffic. */
+const PROBE_CACHE_MS = 1000;
 
 export function newResultId(): string {
   return randomBytes(18).toString('base64url');
@@ -24,118 +43,96 @@ export function newResultId(): string {
 export interface DiskStoreOptions {
   dir: string;
   ttlSeconds: number;
+  /** MATTE_RESULTS_MAX_BYTES; 0 or unset: no quota. */
+  maxBytes?: number;
   /** How often the sweeper runs; default min(ttl, 60 s). 0 turns it off. */
   sweepIntervalMs?: number;
+  /** Age after which a temporary file is deleted by a sweep. */
+  tempGraceMs?: number;
   now?: () => number;
   onError?: (err: unknown) => void;
 }
 
-interface Entry extends StoredResult {
-  file: string;
-}
-
 export class DiskResultStore implements ResultStore {
+  readonly kind = 'disk';
   private readonly dir: string;
   private readonly ttlMs: number;
   private readonly sweepIntervalMs: number;
+  private readonly tempGraceMs: number;
   private readonly now: () => number;
   private readonly onError: (err: unknown) => void;
-  private readonly index = new Map<string, Entry>();
+  private readonly quota: ResultsQuota;
   private timer: NodeJS.Timeout | undefined;
+  private probe: { at: number; ok: Promise<boolean> } | undefined;
 
   constructor(options: DiskStoreOptions) {
     this.dir = options.dir;
     this.ttlMs = options.ttlSeconds * 1000;
     this.sweepIntervalMs = options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000);
+    this.tempGraceMs = options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? (() => {});
+    this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
   }
 
   async open(): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const now = this.now();
-    for (const name of await readdir(this.dir)) {
-      const path = join(this.dir, name);
-      if (name.startsWith(TEMP_PREFIX)) {
-        await rm(path, { force: true });
-        continue;
-      }
-      const match = NAME_PATTERN.exec(name);
-      if (!match) continue; // not ours: left alone
-      const [, id, expires, ext] = match as unknown as [string, string, string, string];
-      const expiresAt = Number(expires);
-      if (expiresAt <= now) {
-        await rm(path, { force: true });
-        continue;
-      }
-      let size: number;
-      try {
-        size = (await stat(path)).size;
-      } catch {
-        continue;
-      }
-      this.index.set(id, this.entry(id, ext, expiresAt, size, name));
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new StoreSetupError(`MATTE_RESULTS_DIR=${this.dir} cannot be created (${(err as NodeJS.ErrnoException).code ?? err})`);
     }
+    await checkDirectory(this.dir);
+    await this.sweep();
     if (this.sweepIntervalMs > 0) {
       this.timer = setInterval(() => this.sweep().catch(this.onError), this.sweepIntervalMs);
       this.timer.unref();
     }
   }
 
-  private entry(id: string, ext: string, expiresAt: number, size: number, file: string): Entry {
-    return { id, ext, mediaType: mediaTypeOfExt(ext), size, expiresAt, etag: `"${id}"`, file };
-  }
-
   async put(data: Buffer, meta: { ext: string; mediaType: string }): Promise<StoredResult> {
-    if (!/^[a-z0-9]{1,8}$/.test(meta.ext)) throw new Error(`bad extension ${meta.ext}`);
+    if (!EXT_PATTERN.test(meta.ext)) throw new Error(`bad extension ${meta.ext}`);
     const id = newResultId();
     const expiresAt = this.now() + this.ttlMs;
-    const name = `${id}.${expiresAt}.${meta.ext}`;
-    const temp = join(this.dir, `${TEMP_PREFIX}${randomBytes(9).toString('base64url')}`);
-    const handle = await open(temp, 'wx', 0o600);
+    const temp = this.tempPath();
     try {
-      await handle.writeFile(data);
-      await handle.sync();
+      await this.quota.admit(data.length);
+      await writeDurably(temp, data, expiresAt);
+      await rename(temp, join(this.dir, `${id}.${meta.ext}`));
     } catch (err) {
-      await handle.close().catch(() => {});
-      await unlink(temp).catch(() => {});
-      throw err;
-    }
-    await handle.close();
-    try {
-      await rename(temp, join(this.dir, name));
-    } catch (err) {
-      await unlink(temp).catch(() => {});
-      throw err;
+      await rm(temp, { force: true }).catch(() => {});
+      throw storeError(err);
     }
     await syncDir(this.dir);
-    const entry = { ...this.entry(id, meta.ext, expiresAt, data.length, name), mediaType: meta.mediaType };
-    this.index.set(id, entry);
-    const { file: _file, ...result } = entry;
-    return result;
+    this.quota.added(data.length);
+    return { id, ext: meta.ext, mediaType: meta.mediaType, size: data.length, expiresAt, etag: etagOf(id) };
   }
 
-  async get(id: string): Promise<StoredResult | undefined> {
-    if (!ID_PATTERN.test(id)) return undefined;
-    const entry = this.index.get(id);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      await this.remove(entry);
+  async get(id: string, ext: string): Promise<StoredResult | undefined> {
+    if (!ID_PATTERN.test(id) || !EXT_PATTERN.test(ext)) return undefined;
+    let info;
+    try {
+      info = await stat(join(this.dir, `${id}.${ext}`));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw storeError(err);
+    }
+    const expiresAt = Math.round(info.mtimeMs);
+    if (!info.isFile()) return undefined;
+    if (expiresAt <= this.now()) {
+      // Expired: 404 even before a sweep; deleting it now is safe for every process (it stays expired).
+      await rm(join(this.dir, `${id}.${ext}`), { force: true }).catch(() => {});
       return undefined;
     }
-    const { file: _file, ...result } = entry;
-    return result;
+    return { id, ext, mediaType: mediaTypeOfExt(ext), size: info.size, expiresAt, etag: etagOf(id) };
   }
 
   async read(result: StoredResult, range?: { start: number; end: number }): Promise<Readable | undefined> {
-    const entry = this.index.get(result.id);
-    if (!entry) return undefined;
     let handle;
     try {
-      handle = await open(join(this.dir, entry.file), 'r'); // opened before answering: a sweep after this is harmless
+      handle = await open(join(this.dir, `${result.id}.${result.ext}`), 'r'); // open before answering: a sweep after this is harmless
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      throw storeError(err);
     }
     return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
@@ -143,35 +140,110 @@ export class DiskResultStore implements ResultStore {
   async sweep(): Promise<number> {
     const now = this.now();
     let removed = 0;
-    for (const entry of [...this.index.values()]) {
-      if (entry.expiresAt <= now) {
-        await this.remove(entry);
+    let bytes = 0;
+    let results = 0;
+    for (const name of await readdir(this.dir)) {
+      const path = join(this.dir, name);
+      if (name.startsWith(TEMP_PREFIX)) {
+        if (now - (await tempCreatedAt(path, name)) > this.tempGraceMs) await rm(path, { force: true });
+        continue;
+      }
+      const old = OLD_NAME_PATTERN.exec(name);
+      if (old) {
+        await this.migrate(path, old[1]!, Number(old[2]), old[3]!);
+        continue; // counted by the next sweep
+      }
+      if (!NAME_PATTERN.test(name)) continue; // not ours: left alone
+      let info;
+      try {
+        info = await stat(path);
+      } catch {
+        continue; // deleted by another sweeper meanwhile
+      }
+      if (info.mtimeMs <= now) {
+        await rm(path, { force: true });
         removed++;
+      } else {
+        bytes += info.size;
+        results++;
       }
     }
+    this.quota.scanned(results, bytes);
     return removed;
   }
 
-  private async remove(entry: Entry): Promise<void> {
-    this.index.delete(entry.id);
-    await rm(join(this.dir, entry.file), { force: true });
+  /** Moves a result of the previous layout (<id>.<expiresAtMs>.<ext>) to this one. */
+  private async migrate(path: string, id: string, expiresAt: number, ext: string): Promise<void> {
+    if (expiresAt <= this.now()) {
+      await rm(path, { force: true });
+      return;
+    }
+    try {
+      await utimes(path, expiresAt / 1000, expiresAt / 1000);
+      await rename(path, join(this.dir, `${id}.${ext}`));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // ENOENT: another sweeper moved it
+    }
   }
 
-  async writable(): Promise<boolean> {
-    const probe = join(this.dir, `${TEMP_PREFIX}probe-${randomBytes(6).toString('hex')}`);
-    try {
-      const handle = await open(probe, 'wx', 0o600);
-      await handle.close();
-      await unlink(probe);
-      return true;
-    } catch {
-      return false;
-    }
+  /** Writes and fsyncs real bytes, then deletes them; the answer is reused for a second. */
+  writable(): Promise<boolean> {
+    const now = this.now();
+    if (this.probe && now - this.probe.at < PROBE_CACHE_MS) return this.probe.ok;
+    const temp = this.tempPath();
+    const ok = writeDurably(temp, randomBytes(PROBE_BYTES), now + 60_000).then(
+      () => rm(temp, { force: true }).then(() => true),
+      () => rm(temp, { force: true }).then(() => false, () => false),
+    );
+    this.probe = { at: now, ok };
+    return ok;
+  }
+
+  usage(): { results: number; bytes: number } | undefined {
+    return this.quota.lastScan;
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  private tempPath(): string {
+    return join(this.dir, `${TEMP_PREFIX}${this.now()}-${randomBytes(9).toString('base64url')}`);
+  }
+}
+
+/** Refuses a directory another local user could read or replace (docs/api.md "Stored results"). */
+async function checkDirectory(dir: string): Promise<void> {
+  const info = await lstat(dir);
+  const refuse = (why: string) => new StoreSetupError(`MATTE_RESULTS_DIR=${dir} ${why}; set MATTE_RESULTS_DIR to a directory of this server's own user`);
+  if (info.isSymbolicLink()) throw refuse('is a symbolic link (refused: whoever made it chooses where results go)');
+  if (!info.isDirectory()) throw refuse('is not a directory');
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) throw refuse(`is owned by uid ${info.uid}, not by this server's user (uid ${uid})`);
+  if (info.mode & 0o002) throw refuse(`is writable by every user (mode ${(info.mode & 0o7777).toString(8)})`);
+}
+
+/** Writes `data` to a new file with its mtime set to `expiresAt`, then fsyncs both. */
+async function writeDurably(path: string, data: Buffer, expiresAt: number): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.utimes(expiresAt / 1000, expiresAt / 1000); // before the fsync, which makes it durable too
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** When a temporary file was created: from its name, else (an older name) its mtime. */
+async function tempCreatedAt(path: string, name: string): Promise<number> {
+  const match = TEMP_PATTERN.exec(name);
+  if (match) return Number(match[1]);
+  try {
+    return (await stat(path)).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
 
@@ -188,6 +260,10 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+export function etagOf(id: string): string {
+  return `"${id}"`;
+}
+
 const EXT_MEDIA_TYPES: Record<string, string> = {
   png: 'image/png',
   webp: 'image/webp',
@@ -196,6 +272,6 @@ const EXT_MEDIA_TYPES: Record<string, string> = {
   avif: 'image/avif',
 };
 
-function mediaTypeOfExt(ext: string): string {
+export function mediaTypeOfExt(ext: string): string {
   return EXT_MEDIA_TYPES[ext] ?? 'application/octet-stream';
 }

@@ -49,7 +49,9 @@ test('a libvips older than 8.14: the addon refuses to start with a clear message
   const source = join(scratch, 'old-vips.c');
   await writeFile(source, 'int vips_version(int flag) { return flag == 0 ? 8 : flag == 1 ? 13 : 0; }\n');
   await run('cc', ['-shared', '-fPIC', '-o', join(scratch, 'old-vips.so'), source]);
-  const out = await importError({ LD_PRELOAD: join(scratch, 'old-vips.so') });
+  // Appended to what is preloaded already: under `npm run test:asan` the ASan runtime must stay first.
+  const preload = [process.env.LD_PRELOAD, join(scratch, 'old-vips.so')].filter(Boolean).join(' ');
+  const out = await importError({ LD_PRELOAD: preload });
   assert.match(out, /^ERROR matte: libvips 8\.14 or newer is needed, and this system has 8\.13: install a newer libvips42/);
 });
 

@@ -5,7 +5,7 @@
 // and removeBackground() from the installed package and the images they write are checked here.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -94,10 +94,10 @@ test('npm install of the tarballs succeeds without compiling, within the size bu
 });
 
 test('the default model is fetched the documented way into the user cache directory', async () => {
-  const hasCli = existsSync(join(app, 'node_modules/.bin/matte'));
-  if (hasCli) await run('npx', ['--no-install', 'matte', 'models', 'fetch', 'u2netp']);
-  else await run('node', ['node_modules/matte/dist/models/fetch.js', 'u2netp']);
+  await run('npx', ['--no-install', 'matte', 'models', 'fetch', 'u2netp']);
   assert.ok(existsSync(join(scratch, 'cache/matte/models/u2netp.onnx')));
+  const { stdout } = await run('npx', ['--no-install', 'matte', 'models', 'list']);
+  assert.match(stdout, /u2netp/);
 });
 
 const SCRIPT = (load: string) => `${load}
@@ -147,6 +147,48 @@ test('the types resolve through exports for a TypeScript user', async () => {
   await execFileAsync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'typed.ts'], { cwd: app }).catch((err) => {
     throw new Error(`tsc: ${err.stdout}${err.stderr}`);
   });
+});
+
+test('the installed server starts and serves the playground, the API reference and the API', async () => {
+  // In its own process group: npx runs the server as its child, and both must stop at the end.
+  const child = spawn('npx', ['--no-install', 'matte', 'serve'], {
+    cwd: app,
+    detached: true,
+    env: { ...env, PORT: '0', MATTE_API_KEYS: 'install-key', MATTE_RESULTS_DIR: join(scratch, 'results') },
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`no URL printed: ${seen}`)), 60_000);
+      const read = (chunk: Buffer) => {
+        seen += chunk;
+        const found = seen.match(/https?:\/\/[\d.:[\]a-z]+:\d+/);
+        if (found) {
+          clearTimeout(timer);
+          resolve(found[0]);
+        }
+      };
+      child.stdout!.on('data', read);
+      child.stderr!.on('data', read);
+      child.on('exit', (code) => reject(new Error(`matte serve exited with ${code}: ${seen}`)));
+    });
+    for (const page of ['/', '/docs']) {
+      const r = await fetch(url + page);
+      assert.is(r.status, 200, page);
+      assert.match(r.headers.get('content-type') ?? '', /text\/html/);
+    }
+    const body = new FormData();
+    body.set('input', new Blob([await readFile(join(app, 'subject.png'))]), 'subject.png');
+    body.set('operations', '[{"resize":{"width":60}}]');
+    body.set('output', 'raw');
+    const r = await fetch(`${url}/images/edit`, { method: 'POST', headers: { 'X-Api-Key': 'install-key' }, body });
+    assert.is(r.status, 200);
+    assert.is(r.headers.get('x-image-width'), '60');
+  } finally {
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  }
 });
 
 test('a missing model names the command that fetches it', async () => {

@@ -120,11 +120,11 @@ test('float16 input and output: the matte is the exact post-processed model outp
   // (x / 255 - 0) / 1 per channel, mean of the three, clamped, x 255: the mean of R, G and B.
   const entry = await tinyModel('half', channelMeanModel(16, 16, { half: true }));
   await loadModel('half', { dir, entry });
-  const out = await removeBackground(solid(16, 16, [200, 100, 30], { alpha: false }));
+  const out = await removeBackground(solid(16, 16, [200, 100, 30], { alpha: false }), { refine: false });
   const image = await decode(out.data);
   assert.equal(pixel(image, 5, 5), [200, 100, 30, 110]);
   // At another size the matte is resized back: a solid image keeps one value.
-  const big = await decode((await edit(solid(40, 24, [90, 60, 30], { alpha: false }), [{ removeBackground: true }])).data);
+  const big = await decode((await edit(solid(40, 24, [90, 60, 30], { alpha: false }), [{ removeBackground: { refine: false } }])).data);
   assert.equal(pixel(big, 0, 0), [90, 60, 30, 60]);
   assert.equal(pixel(big, 39, 23), [90, 60, 30, 60]);
 });
@@ -146,7 +146,7 @@ test('normalisation constants per channel, and clamp vs minmax post-processing',
   const input = { divide: 1, mean: [100, 0, 10] as [number, number, number], std: [50, 200, 100] as [number, number, number] };
   const entry = await tinyModel('norm', channelMeanModel(16, 16), input);
   await loadModel('norm', { dir, entry });
-  const matte = async (rgb: [number, number, number]) => pixel(await decode((await removeBackground(solid(16, 16, rgb, { alpha: false }))).data), 3, 3)[3];
+  const matte = async (rgb: [number, number, number]) => pixel(await decode((await removeBackground(solid(16, 16, rgb, { alpha: false }), { refine: false })).data), 3, 3)[3];
   // (2 + 0.5 + 0.1) / 3 = 0.8667 -> 221
   assert.is(await matte([200, 100, 20]), Math.round(((2 + 0.5 + 0.1) / 3) * 255));
   // negative -> 0; above 1 -> 255

@@ -1,9 +1,9 @@
 // The server as a process (node dist/server/main.js): results survive a restart, leftover
-// temporary files are cleaned at start, SIGTERM lets an in-flight request finish, a generated
+// temporary files (of a writer that died) are cleaned at start, SIGTERM lets an in-flight request finish, a generated
 // key is printed once, and a bad setting stops the start with a clear message.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { gradient } from '../helpers/images.js';
@@ -34,6 +34,8 @@ test('a stored result is still downloadable after a restart; leftover temp files
     assert.is(await first.stop('SIGTERM'), 0);
   }
   await writeFile(join(dir, '.tmp-left-by-a-crash'), 'half a file');
+  const longAgo = (Date.now() - 3_600_000) / 1000; // older than any write takes: its writer died
+  await utimes(join(dir, '.tmp-left-by-a-crash'), longAgo, longAgo);
 
   const second = await spawnServer(env);
   try {

@@ -2,7 +2,7 @@
 // expiry (a 2 s lifetime), and the disk store's atomic files and start-up clean-up.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DiskResultStore } from '../../server/store/index.js';
 import { parseRange } from '../../server/routes/results.js';
@@ -119,49 +119,76 @@ test('after the lifetime a result is 404, and its file is swept', async () => {
 
 // ---- the disk store itself --------------------------------------------------------------------------------
 
-test('store: a committed result is one file named id.expiry.ext; no temporary file is left', async () => {
+test('store: a committed result is one file named id.ext whose mtime is its expiry; no temporary file is left', async () => {
   const dir = await tempDir();
   const s = new DiskResultStore({ dir, ttlSeconds: 60 });
   await s.open();
   const r = await s.put(Buffer.from('abc'), { ext: 'png', mediaType: 'image/png' });
   const files = await readdir(dir);
-  assert.equal(files, [`${r.id}.${r.expiresAt}.png`]);
+  assert.equal(files, [`${r.id}.png`]);
   assert.ok(r.expiresAt > Date.now() + 59_000);
+  assert.is(Math.round((await stat(join(dir, files[0]!))).mtimeMs), r.expiresAt);
+  // Another store on the same directory (another process) answers for it at once: no index.
+  const other = new DiskResultStore({ dir, ttlSeconds: 60, sweepIntervalMs: 0 });
+  await other.open();
+  assert.equal(await other.get(r.id, 'png'), r);
+  assert.is(await other.get(r.id, 'webp'), undefined);
   await s.close();
+  await other.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-test('store: open removes leftover temporary files and expired results, keeps the rest', async () => {
+test('store: open removes abandoned temporary files and expired results, keeps the rest and recent temporary files', async () => {
   const dir = await tempDir();
   const first = new DiskResultStore({ dir, ttlSeconds: 60 });
   await first.open();
   const kept = await first.put(Buffer.from('keep'), { ext: 'webp', mediaType: 'image/webp' });
   await first.close();
-  await writeFile(join(dir, '.tmp-crashed-half-file'), 'half');
-  await writeFile(join(dir, `AAAAAAAAAAAAAAAAAAAAAAAA.${Date.now() - 1000}.png`), 'expired');
+  const old = Date.now() - 20 * 60_000;
+  await writeFile(join(dir, `.tmp-${old}-crashed-half-file`), 'half');
+  await writeFile(join(dir, `.tmp-${Date.now()}-being-written-by-another-process`), 'busy');
+  await writeFile(join(dir, 'AAAAAAAAAAAAAAAAAAAAAAAA.png'), 'expired');
+  await utimes(join(dir, 'AAAAAAAAAAAAAAAAAAAAAAAA.png'), (Date.now() - 1000) / 1000, (Date.now() - 1000) / 1000);
   const second = new DiskResultStore({ dir, ttlSeconds: 60 });
   await second.open();
-  assert.equal(await readdir(dir), [`${kept.id}.${kept.expiresAt}.webp`]);
-  const again = await second.get(kept.id);
+  assert.equal((await readdir(dir)).sort(), [`.tmp-${(await readdir(dir)).find((f) => f.includes('being-written'))!.slice(5)}`, `${kept.id}.webp`].sort());
+  const again = await second.get(kept.id, 'webp');
   assert.is(again?.size, 4);
   assert.is(again?.mediaType, 'image/webp');
-  assert.is(await second.get('AAAAAAAAAAAAAAAAAAAAAAAA'), undefined);
+  assert.is(await second.get('AAAAAAAAAAAAAAAAAAAAAAAA', 'png'), undefined);
   assert.ok(await second.writable());
   await second.close();
   await rm(dir, { recursive: true, force: true });
 });
 
+test('store: results of the previous layout (id.expiresAtMs.ext) are moved, not lost', async () => {
+  const dir = await tempDir();
+  const expiresAt = Date.now() + 30_000;
+  await writeFile(join(dir, `BBBBBBBBBBBBBBBBBBBBBBBB.${expiresAt}.png`), 'old layout');
+  await writeFile(join(dir, `CCCCCCCCCCCCCCCCCCCCCCCC.${Date.now() - 1}.png`), 'old and expired');
+  const s = new DiskResultStore({ dir, ttlSeconds: 60 });
+  await s.open();
+  assert.equal(await readdir(dir), ['BBBBBBBBBBBBBBBBBBBBBBBB.png']);
+  const r = await s.get('BBBBBBBBBBBBBBBBBBBBBBBB', 'png');
+  assert.is(r?.expiresAt, expiresAt);
+  assert.is(r?.size, 10);
+  await s.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
 test('store: the sweeper deletes expired results', async () => {
   const dir = await tempDir();
-  let now = 1_000_000;
+  let now = Date.now();
   const s = new DiskResultStore({ dir, ttlSeconds: 10, sweepIntervalMs: 0, now: () => now });
   await s.open();
-  await s.put(Buffer.from('a'), { ext: 'png', mediaType: 'image/png' });
+  const a = await s.put(Buffer.from('a'), { ext: 'png', mediaType: 'image/png' });
   await s.put(Buffer.from('b'), { ext: 'png', mediaType: 'image/png' });
   now += 9_000;
   assert.is(await s.sweep(), 0);
+  assert.ok(await s.get(a.id, 'png'));
   now += 1_000;
   assert.is(await s.sweep(), 2);
+  assert.is(await s.get(a.id, 'png'), undefined);
   assert.equal(await readdir(dir), []);
   await s.close();
   await rm(dir, { recursive: true, force: true });

@@ -58,9 +58,9 @@ test('GET /openapi.json is an OpenAPI 3.1 document of every route, its schema fr
     assert.ok(doc.paths[path], path);
   }
   const editForm = doc.paths['/images/edit'].post.requestBody.content['multipart/form-data'].schema;
-  assert.equal(Object.keys(editForm.properties).sort(), ['anim', 'format', 'input', 'operations', 'output', 'quality']);
+  assert.equal(Object.keys(editForm.properties).sort(), ['anim', 'format', 'input', 'model', 'operations', 'output', 'quality', 'refine']);
   const rbForm = doc.paths['/images/remove-background'].post.requestBody.content['multipart/form-data'].schema;
-  assert.equal(Object.keys(rbForm.properties).sort(), ['format', 'input', 'output', 'trim']);
+  assert.equal(Object.keys(rbForm.properties).sort(), ['format', 'input', 'model', 'output', 'refine', 'trim']);
   assert.equal(rbForm.properties.format.enum, ['png', 'webp']);
   const ops = editForm.properties.operations.contentSchema;
   assert.is(ops.maxItems, 20);
@@ -267,15 +267,15 @@ test('remove-background: quality and anim are unknown fields, other formats inva
 
 // ---- failures of the server itself ---------------------------------------------------------------
 
-test('a store that cannot be written: 500 internal with the request id and no path; /readyz 503', async () => {
+test('a store that cannot be written (its directory removed): 503 store_unavailable, no path; /readyz 503', async () => {
   const dir = await tempDir('matte-broken-');
   const broken = await startTestServer({ MATTE_RESULTS_DIR: dir });
   try {
     await rm(dir, { recursive: true, force: true });
     const r = await post(broken.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
-    assertError(r, 500, 'internal');
+    assertError(r, 503, 'store_unavailable');
+    assert.ok(r.headers.get('retry-after'));
     const body = r.body.toString();
-    assert.ok(body.includes(r.headers.get('x-request-id')!), body);
     assert.not.ok(body.includes(dir), body);
     assert.not.ok(/\bat \w|\.js:\d/.test(body), body);
     const ready = await get(broken.url, '/readyz');

@@ -1,0 +1,63 @@
+// Reading inputs and writing results for the commands: plain-language reasons for file errors,
+// and no result file overwritten unless --force (the write itself refuses an existing file, so a
+// file created meanwhile is not clobbered either).
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { OUTPUT_FORMATS, type OutputFormat } from '../lib/index.js';
+import { CliError, fsReason } from './errors.js';
+
+const EXTENSIONS: Record<string, OutputFormat> = {
+  '.png': 'png',
+  '.webp': 'webp',
+  '.jpg': 'jpeg',
+  '.jpeg': 'jpeg',
+  '.gif': 'gif',
+  '.avif': 'avif',
+};
+
+/** File extensions taken as images when a directory is given as input. */
+export const IMAGE_EXTENSIONS = new Set(['.png', '.webp', '.jpg', '.jpeg', '.gif', '.avif', '.heic', '.heif', '.tif', '.tiff']);
+
+/** The output format named by a file's extension, or undefined. */
+export function formatOfPath(path: string): OutputFormat | undefined {
+  return EXTENSIONS[extname(path).toLowerCase()];
+}
+
+export function parseFormat(value: string, allowed: readonly string[] = OUTPUT_FORMATS): OutputFormat {
+  const format = value.toLowerCase() === 'jpg' ? 'jpeg' : value.toLowerCase();
+  if (!allowed.includes(format)) throw new CliError(`--format must be one of ${allowed.join(', ')} (got "${value}")`, 'invalid_option', 'format');
+  return format as OutputFormat;
+}
+
+export async function readInput(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    throw new CliError(`cannot read ${path}: ${fsReason(err)}`, 'invalid_input', path);
+  }
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes a result; refuses an existing file unless force. */
+export async function writeOutput(path: string, data: Buffer, force: boolean): Promise<void> {
+  try {
+    await writeFile(path, data, { flag: force ? 'w' : 'wx' });
+  } catch (err) {
+    throw new CliError(`cannot write ${path}: ${fsReason(err)}`, 'output_error', path);
+  }
+}
+
+/** "12.3 kB" */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
+  return `${(bytes / 1_000_000).toFixed(2)} MB`;
+}

@@ -1,0 +1,63 @@
+// `matte models list` and `matte models fetch NAME...`: the registry (models/registry.json) and
+// the fetcher (models/fetch.ts) into modelsDir() (MATTE_MODELS_DIR, else the user's cache).
+import { stat } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { modelPath, modelRegistry, modelsDir } from '../lib/models.js';
+import { fetchModel } from '../models/fetch.js';
+import { formatBytes } from './files.js';
+
+interface ModelRow {
+  name: string;
+  default: boolean;
+  license: string;
+  fetched: boolean;
+  bytes?: number;
+  path: string;
+  description?: string;
+}
+
+async function listModels(): Promise<ModelRow[]> {
+  const registry = await modelRegistry();
+  const dir = modelsDir();
+  return Promise.all(
+    Object.entries(registry.models).map(async ([name, entry]) => {
+      const path = modelPath(name, dir);
+      const size = await stat(path).then((s) => s.size, () => undefined);
+      return { name, default: name === registry.default, license: entry.license, fetched: size !== undefined, ...(size !== undefined ? { bytes: size } : {}), path, description: entry.description };
+    }),
+  );
+}
+
+export function modelsCommand(program: Command): void {
+  const models = program.command('models').description('list the registry\'s models, fetch one ahead of use').helpCommand(false);
+
+  models
+    .command('list')
+    .description(`list the models of the registry and whether each is fetched (into ${modelsDir()}; MATTE_MODELS_DIR sets it)`)
+    .option('--json', 'print the list as JSON')
+    .action(async (flags: { json?: boolean }) => {
+      const rows = await listModels();
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ dir: modelsDir(), models: rows })}\n`);
+        return;
+      }
+      const width = Math.max(...rows.map((r) => r.name.length));
+      for (const row of rows) {
+        const state = row.fetched ? `fetched, ${formatBytes(row.bytes ?? 0)}` : `not fetched: matte models fetch ${row.name}`;
+        process.stdout.write(`${row.name.padEnd(width)}  ${row.default ? 'default ' : '        '}${row.license.padEnd(11)} ${state}\n`);
+      }
+      process.stdout.write(`directory: ${modelsDir()}\n`);
+    });
+
+  models
+    .command('fetch')
+    .description('fetch models into the models directory, checked by sha256 (default: the registry default)')
+    .argument('[names...]', 'registry names, e.g. u2netp isnet')
+    .option('--json', 'print the fetched paths as JSON')
+    .action(async (names: string[], flags: { json?: boolean }) => {
+      const wanted = names.length ? names : [(await modelRegistry()).default];
+      const fetched: Array<{ name: string; path: string }> = [];
+      for (const name of wanted) fetched.push({ name, path: await fetchModel(name, { quiet: Boolean(flags.json) }) });
+      if (flags.json) process.stdout.write(`${JSON.stringify({ models: fetched })}\n`);
+    });
+}

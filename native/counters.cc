@@ -1,0 +1,25 @@
+#include "counters.h"
+
+#include <vips/vips.h>
+
+namespace matte {
+
+namespace {
+void *count_object(VipsObject *, void *count, void *) {
+  ++*static_cast<int64_t *>(count);
+  return nullptr;
+}
+}  // namespace
+
+Napi::Value counters(const Napi::CallbackInfo &info) {
+  int64_t objects = 0;
+  vips_object_map(reinterpret_cast<VipsSListMap2Fn>(count_object), &objects, nullptr);
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("objects", double(objects));
+  out.Set("trackedBytes", double(vips_tracked_get_mem()));
+  out.Set("trackedAllocations", vips_tracked_get_allocs());
+  out.Set("openFiles", vips_tracked_get_files());
+  return out;
+}
+
+}  // namespace matte

@@ -1,0 +1,136 @@
+// The settings for running matte as several processes or machines (decisions.md sections 12 and
+// 13): the result store (disk or s3), its quota and presigning, the /metrics key and CORS origins.
+// Read by loadConfig (server/config.ts) from the same environment; a bad value is a ConfigError
+// naming the variable. Only config.ts imports this file (it imports config.ts's helpers back; the
+// helpers are used at call time only, so the cycle is harmless as long as config.ts is loaded first).
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { ConfigError, flag, integer, present, type Env } from './config.js';
+
+export const SCALE_VARIABLES = [
+  'MATTE_RESULTS_STORE',
+  'MATTE_RESULTS_MAX_BYTES',
+  'MATTE_RESULTS_PRESIGN',
+  'MATTE_S3_BUCKET',
+  'MATTE_S3_PREFIX',
+  'MATTE_S3_ENDPOINT',
+  'MATTE_S3_FORCE_PATH_STYLE',
+  'AWS_REGION',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'MATTE_METRICS_KEY',
+  'MATTE_CORS_ORIGINS',
+] as const;
+
+export const RESULT_STORES = ['disk', 's3'] as const;
+
+export interface S3Settings {
+  bucket: string;
+  prefix: string;
+  endpoint?: string;
+  forcePathStyle: boolean;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+export interface ScaleConfig {
+  resultsStore: (typeof RESULT_STORES)[number];
+  /** MATTE_RESULTS_MAX_BYTES; 0: no quota. */
+  resultsMaxBytes: number;
+  resultsPresign: boolean;
+  /** Set when resultsStore is s3. */
+  s3?: S3Settings;
+  /** The key /metrics requires (never logged); undefined: /metrics is open. */
+  metricsKey?: string;
+  /** Origins allowed by CORS (`*` for any); empty: no CORS headers. */
+  corsOrigins: string[];
+}
+
+/**
+ * The default results directory: the user's own state directory ($XDG_STATE_HOME/matte/results,
+ * else ~/.local/state/matte/results), not a shared temporary directory another user could prepare.
+ */
+export function defaultResultsDir(env: Env): string {
+  const state = present(env, 'XDG_STATE_HOME');
+  const base = state !== undefined && isAbsolute(state) ? state : join(present(env, 'HOME') ?? homedir(), '.local', 'state');
+  return join(base, 'matte', 'results');
+}
+
+// S3 bucket names (and the looser ones of S3-compatible stores): 3..63 of a-z 0-9 . - _
+const BUCKET = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
+
+function s3Settings(env: Env): S3Settings {
+  const bucket = present(env, 'MATTE_S3_BUCKET');
+  if (bucket === undefined) throw new ConfigError('MATTE_S3_BUCKET is required with MATTE_RESULTS_STORE=s3');
+  if (!BUCKET.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
+  const prefix = (present(env, 'MATTE_S3_PREFIX') ?? '').replace(/^\/+/, '');
+  if (prefix.length > 512) throw new ConfigError('MATTE_S3_PREFIX is longer than 512 characters');
+  let endpoint = present(env, 'MATTE_S3_ENDPOINT');
+  if (endpoint !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      throw new ConfigError(`MATTE_S3_ENDPOINT=${JSON.stringify(endpoint)} is not an absolute URL (expected e.g. http://127.0.0.1:9000)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`MATTE_S3_ENDPOINT=${JSON.stringify(endpoint)} must be an http: or https: URL`);
+    if (url.username || url.password || url.search || url.hash) throw new ConfigError('MATTE_S3_ENDPOINT must not hold credentials, a query or a fragment (credentials go in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)');
+    endpoint = url.href.replace(/\/+$/, '');
+  }
+  const accessKeyId = present(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = present(env, 'AWS_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither (the SDK\'s default credential chain)');
+  }
+  const sessionToken = present(env, 'AWS_SESSION_TOKEN');
+  return {
+    bucket,
+    prefix,
+    endpoint,
+    forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE'),
+    region: present(env, 'AWS_REGION'),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined,
+  };
+}
+
+function corsOrigins(env: Env): string[] {
+  const text = present(env, 'MATTE_CORS_ORIGINS');
+  if (text === undefined) return [];
+  const origins = text
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  return origins.map((origin) => {
+    if (origin === '*') return origin;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`MATTE_CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin (expected scheme://host[:port], e.g. https://app.example.com, or *)`);
+    }
+    return url.origin;
+  });
+}
+
+export function loadScaleConfig(env: Env): ScaleConfig {
+  const store = (present(env, 'MATTE_RESULTS_STORE') ?? 'disk').toLowerCase();
+  if (!(RESULT_STORES as readonly string[]).includes(store)) {
+    throw new ConfigError(`MATTE_RESULTS_STORE=${JSON.stringify(store)} is not one of ${RESULT_STORES.join(', ')}`);
+  }
+  const resultsPresign = flag(env, 'MATTE_RESULTS_PRESIGN');
+  if (resultsPresign && store !== 's3') throw new ConfigError('MATTE_RESULTS_PRESIGN=1 needs MATTE_RESULTS_STORE=s3 (a directory has no presigned URLs)');
+  const metricsKey = present(env, 'MATTE_METRICS_KEY');
+  if (metricsKey !== undefined && !/^[\x21-\x7e]+$/.test(metricsKey)) throw new ConfigError('MATTE_METRICS_KEY holds a space or a non-ASCII character (it is sent in an HTTP header)');
+  return {
+    resultsStore: store as ScaleConfig['resultsStore'],
+    resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
+    resultsPresign,
+    s3: store === 's3' ? s3Settings(env) : undefined,
+    metricsKey,
+    corsOrigins: corsOrigins(env),
+  };
+}

@@ -1,0 +1,107 @@
+// GET /metrics: Prometheus metrics (prom-client, decisions.md section 13). One registry per app, so
+// several apps in one process (the tests) do not share counters. Open by default; with
+// MATTE_METRICS_KEY set, only with that key (Authorization: Bearer KEY, or X-Api-Key: KEY).
+//
+//   matte_http_requests_total{route,method,status}       every response (route: the route's pattern)
+//   matte_http_request_duration_seconds{route,method}    request duration histogram
+//   matte_http_unavailable_total{code}                   503s: overloaded, not_ready, store_unavailable, model_error
+//   matte_jobs_running, matte_jobs_queued                 the job limiter now
+//   matte_job_duration_seconds{endpoint}                  image jobs (decode, steps, encode), in a slot
+//   matte_model_job_duration_seconds{model}               jobs that ran the background-removal model
+//   matte_results_stored_total{store}, matte_results_stored_bytes_total{store}
+//   matte_results_in_store, matte_results_in_store_bytes   held now by the store (all processes; last sweep)
+//   matte_result_store_failures_total{store,code}         507 insufficient_storage / 503 store_unavailable
+//   matte_url_fetches_total{outcome}                      input URL fetches: ok or the error code
+//   nodejs_* and process_* (prom-client's default metrics: event-loop lag, heap, GC, CPU, RSS, fds)
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { HttpError } from './errors.js';
+import type { JobLimiter } from './middleware.js';
+import type { ResultStore } from './store/index.js';
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({ name: 'matte_http_requests_total', help: 'HTTP responses by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [this.registry] });
+  private readonly requestSeconds = new Histogram({ name: 'matte_http_request_duration_seconds', help: 'HTTP request duration from arrival to the end of the response', labelNames: ['route', 'method'], buckets: DURATION_BUCKETS, registers: [this.registry] });
+  private readonly unavailable = new Counter({ name: 'matte_http_unavailable_total', help: '503 responses by error code', labelNames: ['code'], registers: [this.registry] });
+  private readonly jobSeconds = new Histogram({ name: 'matte_job_duration_seconds', help: 'Image job duration (decode, operations, encode) once it has a slot, by endpoint', labelNames: ['endpoint'], buckets: DURATION_BUCKETS, registers: [this.registry] });
+  private readonly modelJobSeconds = new Histogram({
+    name: 'matte_model_job_duration_seconds',
+    help: 'Duration of the jobs that ran the background-removal model, by model (the whole job: the addon does not report the inference step alone)',
+    labelNames: ['model'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly stored = new Counter({ name: 'matte_results_stored_total', help: 'Results stored (output=url)', labelNames: ['store'], registers: [this.registry] });
+  private readonly storedBytes = new Counter({ name: 'matte_results_stored_bytes_total', help: 'Bytes of the results stored', labelNames: ['store'], registers: [this.registry] });
+  private readonly storeFailures = new Counter({ name: 'matte_result_store_failures_total', help: 'Results that could not be stored, by error code', labelNames: ['store', 'code'], registers: [this.registry] });
+  private readonly urlFetches = new Counter({ name: 'matte_url_fetches_total', help: 'Input URL fetches by outcome (ok or the error code)', labelNames: ['outcome'], registers: [this.registry] });
+
+  constructor(limiter: JobLimiter, store: ResultStore) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({ name: 'matte_jobs_running', help: 'Image jobs running now', registers: [this.registry], collect() { this.set(limiter.stats.running); } });
+    new Gauge({ name: 'matte_jobs_queued', help: 'Image jobs waiting for a slot now', registers: [this.registry], collect() { this.set(limiter.stats.waiting); } });
+    // What the store holds, every process's results together, as its last sweep counted (no metric before the first sweep).
+    new Gauge({ name: 'matte_results_in_store', help: 'Unexpired results in the store (all processes), as of the last sweep', labelNames: ['store'], registers: [this.registry], collect() { const u = store.usage(); if (u) this.set({ store: store.kind }, u.results); } });
+    new Gauge({ name: 'matte_results_in_store_bytes', help: 'Bytes of the unexpired results in the store (all processes), as of the last sweep', labelNames: ['store'], registers: [this.registry], collect() { const u = store.usage(); if (u) this.set({ store: store.kind }, u.bytes); } });
+  }
+
+  /** Middleware: counts and times every request (put first, so that every response is seen). */
+  middleware() {
+    return async (ctx: Context, next: Next) => {
+      const end = this.requestSeconds.startTimer();
+      ctx.res.once('close', () => {
+        // The route's pattern (e.g. /images/results/:name), never the path: ids must not become labels.
+        const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+        const labels = { route, method: ctx.method };
+        end(labels);
+        this.requests.inc({ ...labels, status: String(ctx.status) });
+        if (ctx.status === 503) this.unavailable.inc({ code: String(ctx.state.errorCode ?? 'unknown') });
+      });
+      await next();
+    };
+  }
+
+  jobDone(endpoint: string, seconds: number, model: string | undefined): void {
+    this.jobSeconds.observe({ endpoint }, seconds);
+    if (model) this.modelJobSeconds.observe({ model }, seconds);
+  }
+
+  resultStored(store: string, bytes: number): void {
+    this.stored.inc({ store });
+    this.storedBytes.inc({ store }, bytes);
+  }
+
+  resultNotStored(store: string, code: string): void {
+    this.storeFailures.inc({ store, code });
+  }
+
+  urlFetched(outcome: string): void {
+    this.urlFetches.inc({ outcome });
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** GET /metrics, behind MATTE_METRICS_KEY when it is set. */
+export function metricsRoute(router: Router, metrics: Metrics, key: string | undefined): void {
+  const wanted = key === undefined ? undefined : digest(key);
+  router.get('/metrics', async (ctx) => {
+    if (wanted) {
+      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
+      const given = bearer ?? ctx.get('X-Api-Key');
+      if (!given || !timingSafeEqual(digest(given), wanted)) {
+        throw new HttpError(401, 'unauthorized', 'send the metrics key (MATTE_METRICS_KEY) as Authorization: Bearer KEY', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
+      }
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+}

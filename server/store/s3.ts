@@ -1,0 +1,278 @@
+// MATTE_RESULTS_STORE=s3: one object a result in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW,
+// Cloudflare R2, Garage), through the AWS SDK v3. Any number of processes on any number of machines
+// may share the bucket and prefix: the bucket is the truth.
+//
+//   <prefix><id>.<ext>             a result; Content-Type, and its expiry in the x-amz-meta-expires-at
+//                                  metadata (milliseconds since the epoch)
+//   <prefix>.matte-probe-<random>  the /readyz probe of one process (written, then deleted)
+//
+// A PutObject is atomic (the object is whole or absent), so no temporary name is needed. get is
+// one HeadObject: an object past its expiry is 404 even before it is deleted. The sweeper (every
+// process runs one, every min(TTL, 60 s)) lists the prefix: an object older than the longest
+// possible lifetime (MATTE_RESULT_TTL_SECONDS' maximum, plus clock skew) is deleted outright, one
+// older than this process's TTL is checked with HeadObject and deleted if expired. A bucket
+// lifecycle rule on the prefix (expire after 2 days) can do the deleting instead or as well
+// (docs/deploy.md); the expiry check on download does not depend on either.
+//
+// The SDK (~20 MB) is an optional peer dependency: it is imported only here, only when this store
+// is opened, with a start-up error naming the npm command when it is missing.
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type * as S3 from '@aws-sdk/client-s3';
+import { MAX_RESULT_TTL_SECONDS } from '../config.js';
+import { etagOf, mediaTypeOfExt, newResultId } from './disk.js';
+import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
+import type { ResultStore, StoredResult } from './index.js';
+import { ResultsQuota } from './quota.js';
+
+export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
+const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
+const RESULT_KEY = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
+const PROBE_PREFIX = '.matte-probe-';
+const PROBE_CACHE_MS = 2000;
+const CLOCK_SKEW_MS = 5 * 60_000;
+const EXPIRES_META = 'expires-at';
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Prepended to every key, e.g. "matte/results/". */
+  prefix: string;
+  /** For S3-compatible stores: http(s)://host[:port]. */
+  endpoint?: string;
+  forcePathStyle: boolean;
+  /** AWS_REGION; without it the SDK's default chain (us-east-1 when an endpoint is given). */
+  region?: string;
+  /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); else the SDK's default chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Answer `url` with a presigned GET URL valid until the result expires. */
+  presign: boolean;
+  ttlSeconds: number;
+  maxBytes?: number;
+  sweepIntervalMs?: number;
+  now?: () => number;
+  onError?: (err: unknown) => void;
+  logger?: Logger;
+}
+
+type Sdk = typeof S3;
+type Presign = typeof import('@aws-sdk/s3-request-presigner').getSignedUrl;
+
+async function importOptional<T>(name: string, variable: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new StoreSetupError(`${variable} needs the AWS SDK, which is not installed: run \`${SDK_INSTALL_COMMAND}\``);
+    }
+    throw err;
+  }
+}
+
+export class S3ResultStore implements ResultStore {
+  readonly kind = 's3';
+  private sdk!: Sdk;
+  private client!: S3.S3Client;
+  private presigner: Presign | undefined;
+  private readonly ttlMs: number;
+  private readonly sweepIntervalMs: number;
+  private readonly now: () => number;
+  private readonly onError: (err: unknown) => void;
+  private readonly quota: ResultsQuota;
+  private readonly probeKey: string;
+  private probe: { at: number; ok: Promise<boolean> } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: S3StoreOptions) {
+    this.ttlMs = options.ttlSeconds * 1000;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000);
+    this.now = options.now ?? Date.now;
+    this.onError = options.onError ?? (() => {});
+    this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
+    this.probeKey = `${options.prefix}${PROBE_PREFIX}${randomBytes(9).toString('base64url')}`;
+  }
+
+  async open(): Promise<void> {
+    this.sdk = await importOptional<Sdk>('@aws-sdk/client-s3', 'MATTE_RESULTS_STORE=s3');
+    if (this.options.presign) {
+      this.presigner = (await importOptional<{ getSignedUrl: Presign }>('@aws-sdk/s3-request-presigner', 'MATTE_RESULTS_PRESIGN=1')).getSignedUrl;
+    }
+    const { endpoint, forcePathStyle, credentials } = this.options;
+    this.client = new this.sdk.S3Client({
+      region: this.options.region ?? (endpoint ? 'us-east-1' : undefined),
+      endpoint,
+      forcePathStyle,
+      credentials,
+      maxAttempts: 2,
+      // The SDK's default checksums (CRC32 on every put) are refused by several S3-compatible
+      // stores; S3 itself needs them only where an API requires them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: { connectionTimeout: 3000, requestTimeout: 30_000 },
+    });
+    try {
+      await this.client.config.region();
+    } catch {
+      throw new StoreSetupError('MATTE_RESULTS_STORE=s3 needs a region: set AWS_REGION (or MATTE_S3_ENDPOINT for an S3-compatible store)');
+    }
+    try {
+      await this.client.send(new this.sdk.HeadBucketCommand({ Bucket: this.options.bucket }));
+    } catch (err) {
+      if (statusOf(err) === 404) throw new StoreSetupError(`MATTE_S3_BUCKET=${this.options.bucket}: no such bucket`);
+      // Unreachable or refused: the server starts, /readyz stays 503 until the store answers.
+      this.options.logger?.warn({ err: describe(err) }, 'the S3 result store does not answer yet');
+    }
+    if (this.sweepIntervalMs > 0) {
+      this.timer = setInterval(() => this.sweep().catch(this.onError), this.sweepIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  private key(id: string, ext: string): string {
+    return `${this.options.prefix}${id}.${ext}`;
+  }
+
+  async put(data: Buffer, meta: { ext: string; mediaType: string }): Promise<StoredResult> {
+    if (!EXT_PATTERN.test(meta.ext)) throw new Error(`bad extension ${meta.ext}`);
+    const id = newResultId();
+    const expiresAt = this.now() + this.ttlMs;
+    try {
+      await this.quota.admit(data.length);
+      await this.client.send(
+        new this.sdk.PutObjectCommand({
+          Bucket: this.options.bucket,
+          Key: this.key(id, meta.ext),
+          Body: data,
+          ContentLength: data.length,
+          ContentType: meta.mediaType,
+          Metadata: { [EXPIRES_META]: String(expiresAt) },
+        }),
+      );
+    } catch (err) {
+      throw storeError(err);
+    }
+    this.quota.added(data.length);
+    return { id, ext: meta.ext, mediaType: meta.mediaType, size: data.length, expiresAt, etag: etagOf(id) };
+  }
+
+  async get(id: string, ext: string): Promise<StoredResult | undefined> {
+    if (!ID_PATTERN.test(id) || !EXT_PATTERN.test(ext)) return undefined;
+    let head: S3.HeadObjectCommandOutput;
+    try {
+      head = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(id, ext) }));
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw storeUnavailable(err);
+    }
+    const expiresAt = Number(head.Metadata?.[EXPIRES_META]);
+    if (!Number.isFinite(expiresAt) || expiresAt <= this.now()) return undefined; // expired: 404 even before deletion
+    return { id, ext, mediaType: head.ContentType ?? mediaTypeOfExt(ext), size: head.ContentLength ?? 0, expiresAt, etag: etagOf(id) };
+  }
+
+  async read(result: StoredResult, range?: { start: number; end: number }): Promise<Readable | undefined> {
+    try {
+      const out = await this.client.send(
+        new this.sdk.GetObjectCommand({
+          Bucket: this.options.bucket,
+          Key: this.key(result.id, result.ext),
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
+      );
+      return out.Body as Readable;
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw storeUnavailable(err);
+    }
+  }
+
+  async publicUrl(result: StoredResult): Promise<string | undefined> {
+    if (!this.presigner) return undefined;
+    const expiresIn = Math.max(1, Math.floor((result.expiresAt - this.now()) / 1000));
+    try {
+      return await this.presigner(this.client, new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(result.id, result.ext) }), { expiresIn });
+    } catch (err) {
+      throw storeUnavailable(err);
+    }
+  }
+
+  async sweep(): Promise<number> {
+    const now = this.now();
+    const { bucket, prefix } = this.options;
+    let removed = 0;
+    let bytes = 0;
+    let results = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const object of page.Contents ?? []) {
+        const name = (object.Key ?? '').slice(prefix.length);
+        const modified = object.LastModified?.getTime() ?? now;
+        const age = now - modified;
+        if (name.startsWith(PROBE_PREFIX)) {
+          if (age > 3_600_000) await this.delete(object.Key!); // a probe of a process that died
+          continue;
+        }
+        const match = RESULT_KEY.exec(name);
+        if (!match) continue; // not ours: left alone
+        let expired = age > MAX_RESULT_TTL_SECONDS * 1000 + CLOCK_SKEW_MS;
+        if (!expired && age >= this.ttlMs - CLOCK_SKEW_MS) expired = (await this.get(match[1]!, match[2]!)) === undefined;
+        if (expired) {
+          await this.delete(object.Key!);
+          removed++;
+        } else {
+          bytes += object.Size ?? 0;
+          results++;
+        }
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    this.quota.scanned(results, bytes);
+    return removed;
+  }
+
+  private async delete(key: string): Promise<void> {
+    await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
+  }
+
+  /** Puts and deletes a small object with real bytes; the answer is reused for 2 s. */
+  writable(): Promise<boolean> {
+    const now = this.now();
+    if (this.probe && now - this.probe.at < PROBE_CACHE_MS) return this.probe.ok;
+    const ok = (async () => {
+      try {
+        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey, Body: randomBytes(1024) }));
+        await this.delete(this.probeKey);
+        return true;
+      } catch (err) {
+        this.options.logger?.warn({ err: describe(err) }, 'the S3 result store cannot be written');
+        return false;
+      }
+    })();
+    this.probe = { at: now, ok };
+    return ok;
+  }
+
+  usage(): { results: number; bytes: number } | undefined {
+    return this.quota.lastScan;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.client?.destroy();
+  }
+}
+
+/** The HTTP status of an SDK error (404 for NotFound / NoSuchKey / NoSuchBucket), if it has one. */
+function statusOf(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** What the log may say about an SDK error (never a URL with a signature, never a key). */
+function describe(err: unknown): { name?: string; code?: string; status?: number; message?: string } {
+  const e = err as { name?: string; code?: string; message?: string };
+  return { name: e?.name, code: e?.code, status: statusOf(err), message: e?.message };
+}

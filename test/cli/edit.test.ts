@@ -1,0 +1,106 @@
+// `matte edit` run as a real process on real files: the result's pixels and format, the format
+// from the extension or --format, --ops files, no overwrite without --force, and one clear line
+// with a non-zero exit code for every kind of bad input.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { lines, runCli } from '../helpers/cli.js';
+import { decode, formatOf, gradient, pixel, solid } from '../helpers/images.js';
+import { tempDir } from '../helpers/server.js';
+
+let dir: string;
+let input: string;
+
+test.before(async () => {
+  dir = await tempDir('matte-cli-');
+  input = join(dir, 'in.png');
+  await writeFile(input, gradient(400, 300));
+});
+
+/** Exactly one line on stderr, no stack trace, exit code 1. */
+function assertOneLineError(run: { code: number | null; stderr: string }, pattern: RegExp): void {
+  assert.is(run.code, 1, `exit code (stderr: ${run.stderr})`);
+  assert.is(lines(run.stderr).length, 1, `one line: ${run.stderr}`);
+  assert.match(run.stderr, /^matte: /);
+  assert.match(run.stderr, pattern);
+  assert.not.match(run.stderr, /\n\s+at /);
+}
+
+test('--op in order, format from the extension, the result written and described', async () => {
+  const out = join(dir, 'small.webp');
+  const run = await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":200}}', '--op', '{"flip":"h"}']);
+  assert.is(run.code, 0, run.stderr);
+  assert.match(run.stdout, /200x150 webp/);
+  const data = await readFile(out);
+  assert.is(formatOf(data), 'webp');
+  const image = await decode(data);
+  assert.is(image.width, 200);
+  assert.is(image.height, 150);
+  // Flipped: the red gradient now falls from left to right.
+  assert.ok(pixel(image, 5, 75)[0] > pixel(image, 194, 75)[0] + 100);
+});
+
+test('--ops file, --format over the extension, --quality, --json', async () => {
+  const ops = join(dir, 'ops.json');
+  await writeFile(ops, JSON.stringify([{ resize: { width: 100, height: 100, fit: 'cover' } }, { background: '#00ff00' }]));
+  const out = join(dir, 'out.img');
+  const run = await runCli(['edit', input, '-o', out, '--ops', ops, '--format', 'jpeg', '--quality', '50', '--json']);
+  assert.is(run.code, 0, run.stderr);
+  const summary = JSON.parse(run.stdout);
+  assert.equal({ format: summary.format, width: summary.width, height: summary.height, output: summary.output }, { format: 'jpeg', width: 100, height: 100, output: out });
+  const data = await readFile(out);
+  assert.is(summary.bytes, data.length);
+  assert.is(formatOf(data), 'jpeg');
+});
+
+test('an existing output is kept without --force, replaced with it', async () => {
+  const out = join(dir, 'keep.png');
+  await writeFile(out, 'precious');
+  const refused = await runCli(['edit', input, '-o', out, '--op', '{"blur":1}']);
+  assertOneLineError(refused, /keep\.png already exists \(use --force to overwrite\)/);
+  assert.is(await readFile(out, 'utf8'), 'precious');
+  const forced = await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--force']);
+  assert.is(forced.code, 0, forced.stderr);
+  assert.is(formatOf(await readFile(out)), 'png');
+});
+
+test('bad input: one clear line, exit code 1, never a stack trace', async () => {
+  const out = join(dir, 'never.png');
+  assertOneLineError(await runCli(['edit', join(dir, 'missing.png'), '-o', out, '--op', '{"blur":1}']), /cannot read .*missing\.png: no such file or directory/);
+  assertOneLineError(await runCli(['edit', dir, '-o', out, '--op', '{"blur":1}']), /is a directory/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":']), /--op number 1 is not valid JSON/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":500}']), /operations\[0\]\.blur must be at most 250 \(invalid_operations\)/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"sharpen":1}']), /operations\[1\]/);
+  assertOneLineError(await runCli(['edit', input, '-o', out]), /no operations/);
+  assertOneLineError(await runCli(['edit', input, '-o', join(dir, 'x.bmp'), '--op', '{"blur":1}']), /cannot tell the format/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--quality', 'high']), /--quality must be a whole number/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--quality', '101']), /quality/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--bogus']), /unknown option '--bogus'/);
+  assertOneLineError(await runCli(['edit', input, '-o', join(dir, 'no', 'such', 'dir.png'), '--op', '{"blur":1}']), /cannot write .*: no such file or directory/);
+  const notImage = join(dir, 'notes.png');
+  await writeFile(notImage, 'hello');
+  assertOneLineError(await runCli(['edit', notImage, '-o', out, '--op', '{"blur":1}']), /unsupported_image/);
+  const badOps = join(dir, 'bad-ops.json');
+  await writeFile(badOps, '{"blur":1}');
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--ops', badOps]), /must hold a JSON array/);
+});
+
+test('with --json an error is also the API error body on stdout', async () => {
+  const run = await runCli(['edit', input, '-o', join(dir, 'j.png'), '--op', '{"blur":-1}', '--json']);
+  assert.is(run.code, 1);
+  const body = JSON.parse(run.stdout);
+  assert.is(body.error.code, 'invalid_operations');
+  assert.is(body.error.path, 'operations[0].blur');
+});
+
+test('a solid image keeps its colour through a no-op edit (the pipeline, not a copy)', async () => {
+  const red = join(dir, 'red.png');
+  await writeFile(red, solid(8, 8, [255, 0, 0]));
+  const out = join(dir, 'red-out.png');
+  const run = await runCli(['edit', red, '-o', out, '--op', '{"brightness":1}']);
+  assert.is(run.code, 0, run.stderr);
+  assert.equal(pixel(await decode(await readFile(out)), 4, 4), [255, 0, 0, 255]);
+});
+
+test.run();

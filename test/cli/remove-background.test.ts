@@ -1,0 +1,143 @@
+// `matte remove-background` run as a real process on real files: many files in parallel, the
+// mattes' pixels, --trim/--format, a directory as input, failures named with their reasons
+// (exit code 1, the others still done), no overwrite without --force, plain lines off a terminal.
+import { readdir, readFile, writeFile, mkdir, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { lines, MATTE_BIN, runCli } from '../helpers/cli.js';
+import { decode, disc, formatOf, pixel } from '../helpers/images.js';
+import { tempDir } from '../helpers/server.js';
+
+const RED: [number, number, number] = [200, 30, 30];
+const WHITE: [number, number, number] = [255, 255, 255];
+let dir: string;
+let inputs: string[];
+
+test.before(async () => {
+  dir = await tempDir('matte-cli-rb-');
+  await mkdir(join(dir, 'photos'));
+  inputs = [];
+  for (const [name, w, h] of [['a', 320, 240], ['b', 200, 200], ['c', 240, 320]] as const) {
+    const path = join(dir, 'photos', `${name}.png`);
+    await writeFile(path, disc(w, h, Math.min(w, h) / 4, RED, WHITE, { alpha: false }));
+    inputs.push(path);
+  }
+});
+
+function assertMatted(image: { width: number; height: number; data: Buffer }, label: string): void {
+  const w = image.width, h = image.height;
+  assert.ok(pixel(image as never, 0, 0)[3] < 10, `${label}: corner alpha`);
+  assert.ok(pixel(image as never, w >> 1, h >> 1)[3] > 245, `${label}: centre alpha`);
+}
+
+test('several files in parallel: each matted, a plain line each and a summary, exit 0', async () => {
+  const out = join(dir, 'out1');
+  const run = await runCli(['remove-background', ...inputs, '-o', out, '--jobs', '2']);
+  assert.is(run.code, 0, run.stderr);
+  const out_lines = lines(run.stdout);
+  assert.is(out_lines.length, 4, run.stdout);
+  for (const name of ['a', 'b', 'c']) assert.ok(out_lines.some((l) => l.includes(`${name}.png -> `)), `a line for ${name}`);
+  assert.match(out_lines[3]!, /^3 files: 3 done, 0 failed in [\d.]+ s \(2 at a time\)/);
+  assert.equal((await readdir(out)).sort(), ['a.png', 'b.png', 'c.png']);
+  for (const name of ['a', 'b', 'c']) {
+    const data = await readFile(join(out, `${name}.png`));
+    assert.is(formatOf(data), 'png');
+    assertMatted(await decode(data), name);
+  }
+  const b = await decode(await readFile(join(out, 'b.png')));
+  assert.equal([b.width, b.height], [200, 200]);
+});
+
+test('a directory stands for its images; --format webp --trim; --json lists every file', async () => {
+  const out = join(dir, 'out2');
+  const run = await runCli(['remove-background', join(dir, 'photos'), '-o', out, '--format', 'webp', '--trim', '--json']);
+  assert.is(run.code, 0, run.stderr);
+  const report = JSON.parse(run.stdout);
+  assert.is(report.total, 3);
+  assert.is(report.done, 3);
+  assert.is(report.failed, 0);
+  assert.equal(report.files.map((f: { output: string }) => f.output), ['a', 'b', 'c'].map((n) => join(out, `${n}.webp`)));
+  const a = await readFile(join(out, 'a.webp'));
+  assert.is(formatOf(a), 'webp');
+  const image = await decode(a);
+  // Trimmed towards the disc (120 px across; the model's soft edge may add some): narrower than 320.
+  assert.ok(image.width < 320 && image.width >= 118, `trimmed width ${image.width}`);
+  assert.ok(image.height < 240, `trimmed height ${image.height}`);
+  assert.is(report.files[0].width, image.width);
+});
+
+test('failures are named with their reasons, the rest is done, exit code 1; no overwrite without --force', async () => {
+  const out = join(dir, 'out3');
+  await mkdir(out);
+  await writeFile(join(out, 'b.png'), 'keep me');
+  const bad = join(dir, 'bad.png');
+  await writeFile(bad, 'not an image');
+  const missing = join(dir, 'missing.png');
+  const run = await runCli(['rmbg', inputs[0]!, inputs[1]!, bad, missing, '-o', out]);
+  assert.is(run.code, 1);
+  const errors = lines(run.stderr);
+  assert.ok(errors.some((l) => l.includes(`failed ${missing}: no such file or directory`)), run.stderr);
+  assert.ok(errors.some((l) => l.includes(`failed ${bad}`) && /not a JPEG, PNG/.test(l)), run.stderr);
+  assert.ok(errors.some((l) => l.includes(`b.png already exists (use --force to overwrite)`)), run.stderr);
+  assert.match(errors[errors.length - 1]!, /^4 files: 1 done, 3 failed/);
+  assert.not.match(run.stderr, /\n\s+at /);
+  assert.is(await readFile(join(out, 'b.png'), 'utf8'), 'keep me');
+  assertMatted(await decode(await readFile(join(out, 'a.png'))), 'a');
+
+  const forced = await runCli(['rmbg', inputs[1]!, '-o', out, '--force']);
+  assert.is(forced.code, 0, forced.stderr);
+  assertMatted(await decode(await readFile(join(out, 'b.png'))), 'b forced');
+});
+
+test('setup errors are one line: unknown model, a bad format, an unreadable directory, no -o', async () => {
+  const out = join(dir, 'out4');
+  const model = await runCli(['rmbg', inputs[0]!, '-o', out, '--model', 'nosuch']);
+  assert.is(model.code, 1);
+  assert.equal(lines(model.stderr), ['matte: unknown model "nosuch" (registry: u2netp, isnet) (model_error)']);
+  const format = await runCli(['rmbg', inputs[0]!, '-o', out, '--format', 'jpeg']);
+  assert.is(format.code, 1);
+  assert.equal(lines(format.stderr), ['matte: --format must be one of png, webp (got "jpeg")']);
+  const noOut = await runCli(['rmbg', inputs[0]!]);
+  assert.is(noOut.code, 1);
+  assert.equal(lines(noOut.stderr), ["matte: required option '-o, --output <dir>' not specified"]);
+  const fileAsDir = await runCli(['rmbg', inputs[0]!, '-o', inputs[1]!]);
+  assert.is(fileAsDir.code, 1);
+  assert.is(lines(fileAsDir.stderr).length, 1, fileAsDir.stderr);
+  assert.match(fileAsDir.stderr, /output directory/);
+  if (process.getuid?.() !== 0) {
+    // (root reads everything, so this part only runs as another user)
+    const locked = join(dir, 'locked');
+    await mkdir(locked);
+    await chmod(locked, 0);
+    const run = await runCli(['rmbg', locked, '-o', out]);
+    assert.is(run.code, 1);
+    assert.match(run.stderr, /cannot read the directory: permission denied/);
+  }
+  const empty = join(dir, 'empty');
+  await mkdir(empty);
+  const none = await runCli(['rmbg', empty, '-o', out]);
+  assert.is(none.code, 1);
+  assert.equal(lines(none.stderr), [`matte: failed ${empty}: no image files in the directory`]);
+});
+
+test('on a terminal: a progress bar redrawn in place on stderr, failures above it', async () => {
+  // `script` (util-linux) gives the command a pseudo-terminal.
+  const out = join(dir, 'out5');
+  const missing = join(dir, 'gone.png');
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(MATTE_BIN)} rmbg ${JSON.stringify(inputs[0])} ${JSON.stringify(missing)} -o ${JSON.stringify(out)}`;
+  const run = await new Promise<{ code: number | null; text: string }>((resolve) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, COLUMNS: '100' } });
+    let text = '';
+    child.stdout.on('data', (d) => (text += d));
+    child.on('close', (code) => resolve({ code, text }));
+  });
+  assert.is(run.code, 1);
+  assert.match(run.text, /\r\x1b\[K\[-+\] 0\/2/);
+  assert.match(run.text, /\[#+\] 2\/2, 1 failed/);
+  assert.match(run.text, new RegExp(`matte: failed ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no such file or directory`));
+  assert.match(run.text, /2 files: 1 done, 1 failed/);
+});
+
+test.run();

@@ -1,0 +1,50 @@
+// The library never reads the caller's memory during a job: the input is copied when edit() is
+// called, so a caller that reuses, overwrites or transfers its buffer right after the call still
+// gets the picture it passed (docs/api.md "Input buffers").
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { edit, removeBackground } from '../../lib/index.js';
+import { decode, pixel, solid } from '../helpers/images.js';
+
+const red = solid(16, 16, [255, 0, 0]);
+
+test('a Buffer overwritten right after edit() is called: the job still sees the original', async () => {
+  const input = Buffer.from(red);
+  const job = edit(input, [{ flip: 'h' }]);
+  input.fill(0);
+  const out = await job;
+  assert.is(out.width, 16);
+  assert.equal(pixel(await decode(out.data), 3, 3).slice(0, 3), [255, 0, 0]);
+});
+
+test('a Uint8Array view overwritten right after the call', async () => {
+  const backing = new ArrayBuffer(red.length + 8);
+  const view = new Uint8Array(backing, 4, red.length);
+  view.set(red);
+  const job = edit(view, [{ rotate: 90 }]);
+  view.fill(7);
+  const out = await job;
+  assert.equal(pixel(await decode(out.data), 0, 0).slice(0, 3), [255, 0, 0]);
+});
+
+test('an ArrayBuffer transferred (detached) right after the call', async () => {
+  const view = new Uint8Array(red.length);
+  view.set(red);
+  const job = edit(view, [{ resize: { width: 8 } }]);
+  const moved = structuredClone(view.buffer, { transfer: [view.buffer] });
+  assert.is(view.byteLength, 0); // detached
+  new Uint8Array(moved).fill(0);
+  const out = await job;
+  assert.is(out.width, 8);
+  assert.equal(pixel(await decode(out.data), 4, 4).slice(0, 3), [255, 0, 0]);
+});
+
+test('removeBackground also copies (the buffer is overwritten while the model may be loading)', async () => {
+  const input = Buffer.from(solid(16, 16, [255, 0, 0, 128] as any, { alpha: true }));
+  const job = removeBackground(input); // already transparent: skipped, no inference
+  input.fill(0);
+  const out = await job;
+  assert.is(out.width, 16);
+});
+
+test.run();

@@ -1,0 +1,151 @@
+// Random operation lists for the fuzzer: valid ones drawn from the schema's own ranges (kept to
+// sizes that run in milliseconds, so the fuzzer spends its time on inputs), invalid ones that the
+// schema must refuse, and plans handed to the addon directly that break what it relies on.
+import { FIT_MODES, MAX_OPERATIONS, OUTPUT_FORMATS, type Operation, type OutputFormat } from '../../lib/schema.js';
+import type { Rng } from './mutate.js';
+
+const SIDES = [1, 2, 3, 7, 16, 33, 64, 127, 256];
+const COLOURS = ['red', '#0000', '#abc', 'rgb(1 2 3 / 50%)', 'transparent', 'hsl(120 50% 50%)', 'hwb(10 20% 30%)', '#ffffff80'];
+const AMOUNTS = [0, 0.001, 0.5, 1, 1.7, 3, 100, 1e6, 1e10, Number.MAX_VALUE];
+const BLURS = [0, 0.01, 0.3, 1, 2.5, 10, 40];
+
+/** One valid operation. */
+function validOperation(rng: Rng, allowModel: boolean): Operation {
+  switch (rng.int(allowModel ? 11 : 10)) {
+    case 0:
+    case 1: {
+      const r: { width?: number; height?: number; fit?: (typeof FIT_MODES)[number] } = {};
+      const which = rng.int(3);
+      if (which !== 1) r.width = rng.pick(SIDES);
+      if (which !== 0) r.height = rng.pick(SIDES);
+      if (rng.chance(0.7)) r.fit = rng.pick(FIT_MODES);
+      // Now and then the schema's maximum, on a fit that cannot upscale the tiny seeds to it.
+      if (rng.chance(0.05)) return { resize: { width: 10000, height: 10000, fit: 'scale-down' } };
+      return { resize: r as { width: number } };
+    }
+    case 2:
+      return { rotate: rng.pick([90, 180, 270] as const) };
+    case 3:
+      return { flip: rng.pick(['h', 'v', 'hv'] as const) };
+    case 4:
+      return { blur: rng.pick(BLURS) };
+    case 5:
+      return { brightness: rng.pick(AMOUNTS) };
+    case 6:
+      return { contrast: rng.pick(AMOUNTS) };
+    case 7:
+      return { saturation: rng.pick(AMOUNTS) };
+    case 8:
+      return { background: rng.pick(COLOURS) };
+    case 9:
+      return { trim: true };
+    default:
+      return { removeBackground: true };
+  }
+}
+
+/** 1..6 valid operations (removeBackground at most once, and only when the model is there). */
+export function validOperations(rng: Rng, allowModel: boolean): Operation[] {
+  const ops: Operation[] = [];
+  const n = 1 + rng.int(rng.chance(0.1) ? MAX_OPERATIONS : 6);
+  let model = allowModel && rng.chance(0.15);
+  for (let i = 0; i < n; i++) {
+    const op = validOperation(rng, model);
+    if ('removeBackground' in op) model = false;
+    ops.push(op);
+  }
+  return ops;
+}
+
+const BAD_VALUES: unknown[] = [null, undefined, NaN, Infinity, -Infinity, -1, 0, 1.5, 1e308, '', '1', 'x', [], {}, true, 10001, -0];
+
+/** An operation list the schema must refuse: one entry (or the list itself) is broken. */
+export function invalidOperations(rng: Rng): unknown {
+  const ops: unknown[] = validOperations(rng, false);
+  const at = rng.int(ops.length);
+  switch (rng.int(9)) {
+    case 0:
+      return rng.pick([null, 'resize', 42, {}, undefined, []]);
+    case 1:
+      return Array.from({ length: MAX_OPERATIONS + 1 + rng.int(5) }, () => ({ flip: 'h' }));
+    case 2:
+      ops[at] = { [rng.pick(['crop', 'Resize', '__proto__', 'constructor', 'toString', ''])]: 1 };
+      return ops;
+    case 3:
+      ops[at] = { blur: rng.pick([...BAD_VALUES.filter((v) => !(typeof v === 'number' && v >= 0 && v <= 250)), 250.0001]) };
+      return ops;
+    case 4:
+      ops[at] = { resize: rng.pick([{}, { width: rng.pick(BAD_VALUES) }, { height: 0 }, { width: 10, fit: 'fill' }, { width: 10, extra: 1 }]) };
+      return ops;
+    case 5:
+      ops[at] = { rotate: rng.pick([0, 45, -90, 360, '90', null]) };
+      return ops;
+    case 6:
+      ops[at] = { background: rng.pick(['', 'notacolour', 'rgb(1,2)', '#12345', 12, 'url(x)', 'currentcolor']) };
+      return ops;
+    case 7:
+      ops[at] = { flip: 'h', rotate: 90 };
+      return ops;
+    default:
+      return [...ops, { removeBackground: true }, { removeBackground: true }];
+  }
+}
+
+export function outputFormat(rng: Rng): OutputFormat {
+  // AVIF encodes far slower than the others: one job in ten.
+  return rng.chance(0.1) ? 'avif' : rng.pick(OUTPUT_FORMATS.filter((f) => f !== 'avif'));
+}
+
+/** Limits now and then small enough that the limit checks themselves are exercised. */
+export function limits(rng: Rng): { maxPixels?: number; maxFrames?: number; maxMatteFrames?: number } {
+  if (!rng.chance(0.2)) return {};
+  return { maxPixels: rng.pick([1, 100, 1000, 100_000]), maxFrames: rng.pick([1, 2, 1000]), maxMatteFrames: rng.pick([1, 100]) };
+}
+
+/**
+ * A plan for addon.run that breaks what lib/ guarantees (types, ranges, unknown names): the addon's
+ * argument conversion must refuse it with a typed error, never crash.
+ */
+export function brokenPlan(rng: Rng, steps: object[], format: string): Record<string, unknown> {
+  const plan: Record<string, unknown> = { steps: [...steps], format, quality: 80, anim: true, maxPixels: 1e8, maxFrames: 1000, maxMatteFrames: 100 };
+  const bad = () => rng.pick([...BAD_VALUES, 1e15, -1e15, 2 ** 31, 2 ** 53, 'png', Symbol.iterator.toString()]);
+  switch (rng.int(6)) {
+    case 0:
+      plan[rng.pick(['steps', 'format', 'quality', 'maxPixels', 'maxFrames', 'maxMatteFrames', 'anim'])] = bad();
+      break;
+    case 1: {
+      const list = plan.steps as unknown[];
+      list.push(
+        rng.pick([
+          { op: 'resize', width: bad(), fit: 'contain' },
+          { op: 'resize', width: 10, fit: bad() },
+          { op: 'resize', fit: 'contain' },
+          { op: 'rotate', angle: bad() },
+          { op: 'flip', direction: bad() },
+          { op: 'flip', direction: '' },
+          { op: 'blur', radius: bad() },
+          { op: 'brightness', value: bad() },
+          { op: 'background', rgba: [bad(), 0, 0] },
+          { op: 'background', rgba: [bad(), bad(), bad(), bad()] },
+          { op: bad() },
+          null,
+          'trim',
+        ]),
+      );
+      break;
+    }
+    case 2:
+      plan.steps = Array.from({ length: 1 + rng.int(300) }, () => ({ op: 'flip', direction: 'h' }));
+      break;
+    case 3:
+      plan.steps = [{ op: 'trimTransparent' }, { op: 'trim' }, ...steps];
+      break;
+    case 4:
+      plan.format = rng.pick(['bmp', 'PNG', '', 'jpg', 'heic', 'tiff']);
+      break;
+    default:
+      plan.steps = [{ op: 'removeBackground' }]; // no model handle given
+      break;
+  }
+  return plan;
+}

@@ -1,0 +1,98 @@
+// GET /metrics (prom-client), scraped after real requests: request counts by route and status,
+// durations, jobs, 503s, job and model durations, stored results and bytes, URL fetches by
+// outcome, event-loop lag and process metrics; and MATTE_METRICS_KEY.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gradient } from '../helpers/images.js';
+import { get, post, startTestServer, TEST_KEY, waitForJobs, type TestServer } from '../helpers/server.js';
+
+const png = gradient(64, 48);
+const SLOW = JSON.stringify([{ resize: { width: 3000, height: 3000, fit: 'cover' } }, { blur: 40 }]);
+
+/** The value of one sample, e.g. sample(text, 'matte_results_stored_total{store="disk"}'). */
+function sample(text: string, series: string): number | undefined {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
+
+test('after real requests, /metrics shows each of them', async () => {
+  const images = http.createServer((req, res) => {
+    if (req.url === '/image.png') res.writeHead(200, { 'Content-Type': 'image/png' }).end(png);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  const host = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
+  const server: TestServer = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0' });
+  try {
+    const stored = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
+    assert.is(stored.status, 200);
+    const size = (await get(stored.json().url, '')).body.length;
+    assert.is((await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' })).status, 200);
+    assert.is((await post(server.url, '/images/remove-background', { input: png, output: 'raw' })).status, 200);
+    assert.is((await post(server.url, '/images/edit', { input: `${host}/image.png`, operations: '[{"flip":"v"}]', output: 'raw' })).status, 200);
+    assert.is((await post(server.url, '/images/edit', { input: `${host}/missing.png`, operations: '[{"flip":"v"}]', output: 'raw' })).status, 422);
+    assert.is((await get(server.url, '/images/results/AAAAAAAAAAAAAAAAAAAAAAAA.png')).status, 404);
+    assert.is((await get(server.url, '/no/such/route')).status, 404);
+    // One 503: the only slot is busy and no queue is allowed.
+    const slow = post(server.url, '/images/edit', { input: png, operations: SLOW, output: 'raw' });
+    await waitForJobs(server.url, 1);
+    assert.is((await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' })).status, 503);
+    assert.is((await slow).status, 200);
+
+    await server.running.services.store.sweep(); // what the sweeper would count next
+    const m = await get(server.url, '/metrics');
+    assert.is(m.status, 200);
+    assert.match(m.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = m.body.toString();
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/edit",method="POST",status="200"}'), 4);
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/edit",method="POST",status="422"}'), 1);
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/edit",method="POST",status="503"}'), 1);
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/remove-background",method="POST",status="200"}'), 1);
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/results/:name",method="GET",status="200"}'), 1);
+    assert.is(sample(text, 'matte_http_requests_total{route="/images/results/:name",method="GET",status="404"}'), 1);
+    assert.is(sample(text, 'matte_http_requests_total{route="unmatched",method="GET",status="404"}'), 1);
+    assert.not.match(text, /AAAAAAAAAAAAAAAAAAAAAAAA/, 'no id or path becomes a label');
+    assert.is(sample(text, 'matte_http_request_duration_seconds_count{route="/images/edit",method="POST"}'), 6);
+    assert.is(sample(text, 'matte_http_unavailable_total{code="overloaded"}'), 1);
+    assert.is(sample(text, 'matte_jobs_running'), 0);
+    assert.is(sample(text, 'matte_jobs_queued'), 0);
+    assert.is(sample(text, 'matte_job_duration_seconds_count{endpoint="/images/edit"}'), 4);
+    assert.is(sample(text, 'matte_job_duration_seconds_count{endpoint="/images/remove-background"}'), 1);
+    assert.is(sample(text, 'matte_model_job_duration_seconds_count{model="u2netp"}'), 1);
+    assert.is(sample(text, 'matte_results_stored_total{store="disk"}'), 1);
+    assert.is(sample(text, 'matte_results_stored_bytes_total{store="disk"}'), size);
+    assert.is(sample(text, 'matte_results_in_store{store="disk"}'), 1);
+    assert.is(sample(text, 'matte_results_in_store_bytes{store="disk"}'), size);
+    assert.is(sample(text, 'matte_url_fetches_total{outcome="ok"}'), 1);
+    assert.is(sample(text, 'matte_url_fetches_total{outcome="input_url_fetch_failed"}'), 1);
+    assert.ok((sample(text, 'nodejs_eventloop_lag_seconds') ?? -1) >= 0);
+    assert.ok((sample(text, 'process_resident_memory_bytes') ?? 0) > 0);
+  } finally {
+    await server.close();
+    images.close();
+  }
+});
+
+test('MATTE_METRICS_KEY: /metrics only with that key (Bearer or X-Api-Key), not with an API key', async () => {
+  const server = await startTestServer({ MATTE_METRICS_KEY: 'scrape-secret' });
+  try {
+    const none = await get(server.url, '/metrics');
+    assert.is(none.status, 401);
+    assert.is(none.json().error.code, 'unauthorized');
+    assert.is((await get(server.url, '/metrics', { headers: { 'X-Api-Key': TEST_KEY } })).status, 401);
+    assert.is((await get(server.url, '/metrics', { headers: { Authorization: 'Bearer wrong' } })).status, 401);
+    assert.is((await get(server.url, '/metrics', { headers: { Authorization: 'Bearer scrape-secret' } })).status, 200);
+    assert.is((await get(server.url, '/metrics', { headers: { 'X-Api-Key': 'scrape-secret' } })).status, 200);
+    const doc = (await get(server.url, '/openapi.json')).json();
+    assert.ok(doc.paths['/metrics'].get.responses['401'], '/metrics is in the OpenAPI document');
+    assert.ok(doc.paths['/images/edit'].post.responses['507']);
+  } finally {
+    await server.close();
+  }
+});
+
+test.run();
