@@ -27,10 +27,14 @@ export const RESULT_STORES = ['disk', 's3'] as const;
 
 export interface S3Settings {
   bucket: string;
+  /** Prepended to every key, e.g. "matte/results/". */
   prefix: string;
+  /** For S3-compatible stores: http(s)://host[:port]. */
   endpoint?: string;
   forcePathStyle: boolean;
+  /** AWS_REGION; without it the SDK's default chain (us-east-1 when an endpoint is given). */
   region?: string;
+  /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); else the SDK's default chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 }
 

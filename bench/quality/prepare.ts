@@ -13,23 +13,12 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { QUALITY_DIR, DATA_DIR, readRecipe, compositeName, type Recipe } from './recipe.js';
+import { prng } from '../common.js';
 
 const CHECKSUMS = join(QUALITY_DIR, 'checksums.json');
 const write = process.argv.includes('--write-checksums');
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-
-/** mulberry32: a small seeded PRNG, so the placements are the same on every machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function extract(recipe: Recipe): Record<string, string> {
   const roots: Record<string, string> = {};

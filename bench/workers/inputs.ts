@@ -11,22 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import gifenc from 'gifenc';
-import { INPUTS, ensureDirs, finish, workerArgs, type WorkerArgs } from '../common.js';
+import { INPUTS, ensureDirs, finish, prng, workerArgs, type WorkerArgs } from '../common.js';
 import { INPUT_FILES, modelSizeInput } from '../pipelines.js';
 
 const { GIFEncoder, quantize, applyPalette } = gifenc;
-
-/** A small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const clamp = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v | 0);
 

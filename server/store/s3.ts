@@ -25,6 +25,7 @@ import { etagOf, mediaTypeOfExt, newResultId } from './disk.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
 import type { ResultStore, StoredResult } from './index.js';
 import { ResultsQuota } from './quota.js';
+import type { S3Settings } from '../config-scale.js';
 
 export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
 
@@ -36,17 +37,7 @@ const PROBE_CACHE_MS = 2000;
 const CLOCK_SKEW_MS = 5 * 60_000;
 const EXPIRES_META = 'expires-at';
 
-export interface S3StoreOptions {
-  bucket: string;
-  /** Prepended to every key, e.g. "matte/results/". */
-  prefix: string;
-  /** For S3-compatible stores: http(s)://host[:port]. */
-  endpoint?: string;
-  forcePathStyle: boolean;
-  /** AWS_REGION; without it the SDK's default chain (us-east-1 when an endpoint is given). */
-  region?: string;
-  /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); else the SDK's default chain. */
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+export interface S3StoreOptions extends S3Settings {
   /** Answer `url` with a presigned GET URL valid until the result expires. */
   presign: boolean;
   ttlSeconds: number;
