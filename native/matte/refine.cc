@@ -42,6 +42,7 @@ RefineParams refine_params() {
     if (eq != std::string::npos) {
       std::string key = item.substr(0, eq);
       double v = std::atof(item.c_str() + eq + 1);
+      if (!std::isfinite(v) || std::fabs(v) > 1e6) v = 0;  // then brought into range below
       if (key == "low") p.band_low = float(v);
       else if (key == "high") p.band_high = float(v);
       else if (key == "grow") p.grow = int(v);
@@ -56,6 +57,19 @@ RefineParams refine_params() {
     }
     start = end + 1;
   }
+  // A value out of its range must not reach the loops (a radius of 0, a negative grow, a floor past
+  // 255): it is brought back into range, never trusted.
+  p.band_low = std::clamp(p.band_low, 0.0f, 1.0f);
+  p.band_high = std::clamp(p.band_high, p.band_low, 1.0f);
+  p.grow = std::clamp(p.grow, 0, 64);
+  p.sure = std::clamp(p.sure, 0.5f, 1.0f);
+  p.radius = std::clamp(p.radius, 1, 256);
+  p.separation = std::max(p.separation, 1e-3f);
+  p.fit = std::max(p.fit, 1e-3f);
+  p.smooth = std::clamp(p.smooth, 0, 1);
+  p.stretch = std::max(p.stretch, 0.0f);
+  p.floor = std::clamp(p.floor, 0, 255);
+  p.ceiling = std::clamp(p.ceiling, p.floor, 255);
   return p;
 }
 
