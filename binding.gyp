@@ -29,7 +29,7 @@
         "<(ort_include)"
       ],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
-      "cflags_cc": ["-std=c++17", "-O2", "<!@(pkg-config --cflags-only-other vips-cpp)"],
+      "cflags_cc": ["-std=c++17", "-O2", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "<!@(pkg-config --cflags-only-other vips-cpp)"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
       "libraries": [

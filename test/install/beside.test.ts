@@ -44,6 +44,9 @@ async function checkMatte(out: any) {
   const small = await decode(Buffer.from(out.matte.cutoutPng, 'base64'));
   assert.ok(pixel(small, 5, 5)[3] > 200, 'the disc is kept');
   assert.ok(pixel(small, 0, 0)[3] < 60, 'the white corner is removed');
+  // matte runs on its own ONNX Runtime (1.29) whichever addon came last: the OrtApi pointer of
+  // ONNX Runtime's C++ header is not shared with onnxruntime-node's (hidden visibility).
+  assert.match(out.matte.versions.onnxruntime, /^1\.29\./);
 }
 
 function checkSharp(out: any) {
@@ -74,7 +77,6 @@ test('onnxruntime-node, then matte: both work, each on its own ONNX Runtime', as
   const out = await runOrder(['ort', 'matte']);
   checkOrt(out);
   await checkMatte(out);
-  assert.match(out.matte.versions.onnxruntime, /^1\.29\./);
 });
 
 test('matte, then onnxruntime-node: both work', async () => {
