@@ -1,12 +1,13 @@
 // Random operation lists for the fuzzer: valid ones drawn from the schema's own ranges (kept to
 // sizes that run in milliseconds, so the fuzzer spends its time on inputs), invalid ones that the
 // schema must refuse, and plans handed to the addon directly that break what it relies on.
-import { FIT_MODES, MAX_OPERATIONS, OUTPUT_FORMATS, type Operation, type OutputFormat } from '../../lib/schema.js';
+import { FIT_MODES, MAX_OPERATIONS, MAX_TONE_FACTOR, OUTPUT_FORMATS, type Operation, type OutputFormat } from '../../lib/schema.js';
 import type { Rng } from './mutate.js';
 
 const SIDES = [1, 2, 3, 7, 16, 33, 64, 127, 256];
 const COLOURS = ['red', '#0000', '#abc', 'rgb(1 2 3 / 50%)', 'transparent', 'hsl(120 50% 50%)', 'hwb(10 20% 30%)', '#ffffff80'];
-const AMOUNTS = [0, 0.001, 0.5, 1, 1.7, 3, 100, 1e6, 1e10, Number.MAX_VALUE];
+// Tone factors the schema accepts (0..MAX_TONE_FACTOR); larger ones are among the invalid lists.
+const AMOUNTS = [0, 0.001, 0.5, 1, 1.7, 3, 100, MAX_TONE_FACTOR];
 const BLURS = [0, 0.01, 0.3, 1, 2.5, 10, 40];
 
 /** One valid operation. */
@@ -63,7 +64,7 @@ const BAD_VALUES: unknown[] = [null, undefined, NaN, Infinity, -Infinity, -1, 0,
 export function invalidOperations(rng: Rng): unknown {
   const ops: unknown[] = validOperations(rng, false);
   const at = rng.int(ops.length);
-  switch (rng.int(9)) {
+  switch (rng.int(10)) {
     case 0:
       return rng.pick([null, 'resize', 42, {}, undefined, []]);
     case 1:
@@ -85,6 +86,9 @@ export function invalidOperations(rng: Rng): unknown {
       return ops;
     case 7:
       ops[at] = { flip: 'h', rotate: 90 };
+      return ops;
+    case 8:
+      ops[at] = { [rng.pick(['brightness', 'contrast', 'saturation'])]: rng.pick([MAX_TONE_FACTOR + 0.001, 1e6, 1e10, Number.MAX_VALUE, -1]) };
       return ops;
     default:
       return [...ops, { removeBackground: true }, { removeBackground: true }];
