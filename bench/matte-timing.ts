@@ -40,7 +40,7 @@ async function modelInput(image: Buffer, entry: ModelEntry): Promise<Float32Arra
 
 async function measure(name: string): Promise<void> {
   configure({ concurrency: 1 });
-  const model = await loadModel(name, { threads: availableParallelism() });
+  const model = await loadModel(name);
   const lenna = await fixture('lenna.png');
   const lennaBytes = readFileSync(lenna);
   const photo = (await edit(lennaBytes, [{ resize: { width: 4000, height: 3000, fit: 'cover' } }], { format: 'jpeg', quality: 90 })).data;

@@ -123,9 +123,9 @@ Examples:
       const work = planned.filter((p): p is { input: string; output: string } => 'output' in p);
 
       const jobs = Math.max(1, Math.min(flags.jobs ?? availableParallelism(), work.length || 1));
-      const { threadsPerJob } = configure({ concurrency: jobs });
+      configure({ concurrency: jobs });
       // Loaded once up front: a missing or unknown model is one error, not one per file.
-      if (work.length) await loadModel(flags.model, { threads: threadsPerJob });
+      if (work.length) await loadModel(flags.model);
       const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
 
       const progress = createProgress(planned.length, { json });

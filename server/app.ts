@@ -67,14 +67,14 @@ export function createApp(options: AppOptions): MatteApp {
   const logger = options.logger ?? createLogger(config);
   const store = options.store ?? createStore(config, logger);
   const limiter = new JobLimiter(config.concurrency, config.queueLimit);
-  // libvips' and ONNX Runtime's threads per job follow the number of jobs run at once.
-  const { threadsPerJob } = configure({ concurrency: config.concurrency });
+  // How jobs share the cores (lib/threads.ts): set before the first model loads.
+  configure({ concurrency: config.concurrency });
   const services: Services = {
     config,
     store,
     limiter,
     jobs: new RunningJobs(),
-    model: new ModelState(config, threadsPerJob, logger),
+    model: new ModelState(config, logger),
     logger,
     metrics: new Metrics(limiter, store),
     fetch: {

@@ -34,8 +34,6 @@ export class ModelState {
 
   constructor(
     private readonly config: Pick<Config, 'models' | 'customModels' | 'modelsDir'>,
-    /** ONNX Runtime intra-op threads per job. */
-    private readonly threads: number,
     private readonly logger: Logger,
   ) {}
 
@@ -53,7 +51,7 @@ export class ModelState {
         for (const name of names) {
           current = name;
           const custom = this.config.customModels[name];
-          await loadModel(name, { threads: this.threads, dir: this.config.modelsDir, entry: custom, path: custom?.path });
+          await loadModel(name, { dir: this.config.modelsDir, entry: custom, path: custom?.path });
           this.logger.info({ model: name }, 'model loaded');
         }
         this.ready = true;

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const args = workerArgs<Args>();
   configure({ concurrency: 1, threads: args.threads });
   const loadStart = process.hrtime.bigint();
-  const model = await loadModel(args.model, { threads: args.threads });
+  const model = await loadModel(args.model);
   const loadMs = Number(process.hrtime.bigint() - loadStart) / 1e6;
   const input = readFileSync(join(INPUTS, args.input));
   const before = memory();
