@@ -2,6 +2,7 @@
 // and no result file overwritten unless --force (the write itself refuses an existing file, so a
 // file created meanwhile is not clobbered either).
 import { readFile, stat, writeFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import { extname } from 'node:path';
 import { OUTPUT_FORMATS, type OutputFormat } from '../lib/index.js';
 import { CliError, fsReason } from './errors.js';
@@ -29,7 +30,11 @@ export function parseFormat(value: string, allowed: readonly string[] = OUTPUT_F
   return format as OutputFormat;
 }
 
+/** `-` as a file name: standard input for an input, standard output for a result. */
+export const STDIO = '-';
+
 export async function readInput(path: string): Promise<Buffer> {
+  if (path === STDIO) return readStdin();
   try {
     return await readFile(path);
   } catch (err) {
@@ -37,7 +42,18 @@ export async function readInput(path: string): Promise<Buffer> {
   }
 }
 
+async function readStdin(): Promise<Buffer> {
+  // A terminal would wait for typed bytes: nobody means that.
+  if (process.stdin.isTTY) throw new CliError('"-" reads the image from standard input, which is a terminal: pipe or redirect a file into it', 'invalid_input', STDIO);
+  try {
+    return await buffer(process.stdin);
+  } catch (err) {
+    throw new CliError(`cannot read standard input: ${fsReason(err)}`, 'invalid_input', STDIO);
+  }
+}
+
 export async function exists(path: string): Promise<boolean> {
+  if (path === STDIO) return false;
   try {
     await stat(path);
     return true;
@@ -48,11 +64,24 @@ export async function exists(path: string): Promise<boolean> {
 
 /** Writes a result; refuses an existing file unless force. */
 export async function writeOutput(path: string, data: Buffer, force: boolean): Promise<void> {
+  if (path === STDIO) return writeStdout(data);
   try {
     await writeFile(path, data, { flag: force ? 'w' : 'wx' });
   } catch (err) {
     throw new CliError(`cannot write ${path}: ${fsReason(err)}`, 'output_error', path);
   }
+}
+
+function writeStdout(data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (err: unknown) => reject(new CliError(`cannot write to standard output: ${fsReason(err)}`, 'output_error', STDIO));
+    process.stdout.once('error', fail);
+    process.stdout.write(data, (err) => {
+      process.stdout.off('error', fail);
+      if (err) fail(err);
+      else resolve();
+    });
+  });
 }
 
 /** "12.3 kB" */
