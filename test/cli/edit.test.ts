@@ -1,7 +1,7 @@
 // `matte edit` run as a real process on real files: the result's pixels and format, the format
 // from the extension or --format, --ops files, no overwrite without --force, and one clear line
 // with a non-zero exit code for every kind of bad input.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -63,6 +63,8 @@ test('an existing output is kept without --force, replaced with it', async () =>
   const forced = await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--force']);
   assert.is(forced.code, 0, forced.stderr);
   assert.is(formatOf(await readFile(out)), 'png');
+  // The result took its name in one step: no temporary file is left beside it.
+  assert.equal((await readdir(dir)).filter((name) => name.endsWith('.partial')), []);
 });
 
 test('bad input: one clear line, exit code 1, never a stack trace', async () => {
