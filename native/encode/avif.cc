@@ -3,9 +3,9 @@
 //
 // - "aom:enable-intrabc" = 0. libaom 3.6 (Debian 12) classifies images with large flat areas (a
 //   shape on a plain background: bench P4) as screen content and then, for the IntraBC tool,
-//   hashes every 2x2..64x64 block of the frame into a hash table before encoding: on one thread,
-//   a byte-wise CRC plus a malloc per entry (the "34% malloc/free/malloc_consolidate" of the P4
-//   profile). On P4 that was 3/4 of the encoder's CPU time and half its peak memory, and IntraBC
+//   hashes the blocks at every position of the frame into a hash table before encoding: on one
+//   thread, a byte-wise CRC and many small allocations for the table's buckets (the "34%
+//   malloc/free/malloc_consolidate" of the P4 profile). On P4 that was 3/4 of the encoder's CPU time and half its peak memory, and IntraBC
 //   was then not chosen for a single block: the file is byte-identical without it. On photos,
 //   anti-aliased text and a UI screenshot it is not enabled at all (identical bytes, same time).
 //   Only on aliased, exactly repeated glyphs (pixel art) did IntraBC pay: 9% smaller there
