@@ -2,6 +2,7 @@
 
 #include "../budget.h"
 #include "../errors.h"
+#include "inference_gate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +34,7 @@ Ort::Env &environment() {
     threading.SetGlobalInterOpNumThreads(1);
     // Idle pool threads must not spin: jobs and libvips share the cores.
     threading.SetGlobalSpinControl(0);
+    size_inference_gate(threads);  // inference_gate.h: how many runs share this pool at once
     return new Ort::Env(threading, ORT_LOGGING_LEVEL_FATAL, "matte");
   }();
   return *env;
@@ -170,6 +172,7 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
   Ort::RunOptions run_options;
   std::vector<Ort::Value> outputs;
   {
+    InferencePlace place(budget);                     // inference_gate.h: no two runs oversubscribe the pool
     Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
     outputs = session_->Run(run_options, input_names, &input, 1, output_names, 1);
   }
