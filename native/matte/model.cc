@@ -29,12 +29,12 @@ Ort::Env &environment() {
   static Ort::Env *env = [] {
     int threads = pool_threads.load();
     if (threads < 1) threads = std::max(1u, std::thread::hardware_concurrency());
+    size_inference_gate(threads);  // inference_gate.h: how many runs share this pool at once
     Ort::ThreadingOptions threading;
     threading.SetGlobalIntraOpNumThreads(threads);
     threading.SetGlobalInterOpNumThreads(1);
     // Idle pool threads must not spin: jobs and libvips share the cores.
     threading.SetGlobalSpinControl(0);
-    size_inference_gate(threads);  // inference_gate.h: how many runs share this pool at once
     return new Ort::Env(threading, ORT_LOGGING_LEVEL_FATAL, "matte");
   }();
   return *env;
