@@ -178,12 +178,15 @@ async function load(name: string, pid: number, url: string, path: string, body: 
 export interface HttpPlan {
   /** Raw-edit requests at concurrency 1, 4 and 16 (their sum is the RSS-growth window). */
   raw: [number, number, number];
-  /** Remove-background requests at concurrency 1 and 4. */
+  /** Remove-background requests at concurrency 1 and 4, with the first model. */
   bg: [number, number];
+  /** Remove-background requests at concurrency 1 with each further model (one at a time: its time per image). */
+  bgOtherModels: number;
   warmup: number;
 }
 
-export async function runHttp(plan: HttpPlan, log: (line: string) => void): Promise<HttpResults> {
+/** `models`: the models the server loads (MATTE_MODELS), the first the default; each gets remove-background runs. */
+export async function runHttp(plan: HttpPlan, models: string[], log: (line: string) => void): Promise<HttpResults> {
   const resultsDir = join(OUT, 'server-results');
   rmSync(resultsDir, { recursive: true, force: true });
   mkdirSync(resultsDir, { recursive: true });
@@ -192,6 +195,7 @@ export async function runHttp(plan: HttpPlan, log: (line: string) => void): Prom
     HOST: '127.0.0.1',
     MATTE_API_KEYS: API_KEY,
     MATTE_RESULTS_DIR: resultsDir,
+    MATTE_MODELS: models.join(','),
   });
   try {
     await waitReady(url);
@@ -221,8 +225,15 @@ export async function runHttp(plan: HttpPlan, log: (line: string) => void): Prom
     }
     const afterRawRequests = treeRssMB(pid);
     for (const [connections, amount] of [[1, plan.bg[0]], [4, plan.bg[1]]] as const) {
-      const r = await load(`remove-background, c=${connections}`, pid, url, '/images/remove-background', bg, connections, amount);
+      const r = await load(`remove-background ${models[0]}, c=${connections}`, pid, url, '/images/remove-background', bg, connections, amount);
       log(`  ${r.name}: ${r.perSecond.toFixed(1)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
+      runs.push(r);
+    }
+    for (const model of models.slice(1)) {
+      const other = multipart({ output: 'raw', format: 'png', model }, { name: 'input', filename: 'lenna.png', type: 'image/png', data: lenna });
+      await load(`warm-up ${model}`, pid, url, '/images/remove-background', other, 1, 1);
+      const r = await load(`remove-background ${model}, c=1`, pid, url, '/images/remove-background', other, 1, plan.bgOtherModels);
+      log(`  ${r.name}: ${r.perSecond.toFixed(2)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, 503 ${r.overloaded}`);
       runs.push(r);
     }
     const afterAll = treeRssMB(pid);

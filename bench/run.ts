@@ -22,14 +22,15 @@ const threads = availableParallelism();
 // peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
 // both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], warmup: 100 } }
-  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], warmup: 200 } };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, warmup: 100 } }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, warmup: 200 } };
 
 /** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
-function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing }>(rounds: T[]): T {
+function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing; refinedTiming?: Timing }>(rounds: T[]): T {
   const first = rounds[0]!;
   const pooled: T = { ...first, timing: summarise(rounds.flatMap((r) => r.timing.runs)), peakRssMB: Math.max(...rounds.map((r) => r.peakRssMB)) };
   if (first.inference) pooled.inference = summarise(rounds.flatMap((r) => r.inference!.runs));
+  if (first.refinedTiming) pooled.refinedTiming = summarise(rounds.flatMap((r) => r.refinedTiming!.runs));
   return pooled;
 }
 
@@ -167,7 +168,7 @@ async function benchBackground(targets: Target[]) {
     const sizedRounds = [];
     for (let i = 0; i < budget.rounds; i++) {
       const input = modelSizeInput(mw, mh);
-      sizedRounds.push(await runWorker<any>('matte-bg', { model, input, inferInput: input, warmup: budget.bgWarmup, runs: budget.bgRuns, threads, control: false }));
+      sizedRounds.push(await runWorker<any>('matte-bg', { model, input, inferInput: input, warmup: budget.bgWarmup, runs: budget.bgRuns, threads, control: false, refined: false }));
     }
     const atModelSize = pool(sizedRounds);
     results[`${model} model-size input`] = atModelSize;
@@ -203,23 +204,25 @@ async function benchBackground(targets: Target[]) {
         model,
         `${input} (${matte.output.width}x${matte.output.height})`,
         fmt(matte.timing.median),
+        fmt(matte.refinedTiming?.median),
         fmt(js.timing.median),
         `${fmt(ownBare)} / ${fmt(js.inference.median)}`,
         fmt(overBare, 2),
         fmt(ratio(js.timing.median, js.inference.median), 2),
         fmt(overJs, 2),
+        fmt(matte.refinedTiming ? ratio(matte.refinedTiming.median, js.timing.median) : undefined, 2),
         fmt(mad?.mad, 2),
         fmt(control?.mad, 3),
         `${fmt(matte.peakRssMB, 0)} / ${fmt(js.peakRssMB, 0)}`,
       ]);
-      log(`  ${key}: matte ${fmt(matte.timing.median)} ms, JS ${fmt(js.timing.median)} ms, bare inference ${fmt(js.inference.median)} ms`);
+      log(`  ${key}: matte ${fmt(matte.timing.median)} ms (refine on ${fmt(matte.refinedTiming?.median)} ms), JS ${fmt(js.timing.median)} ms, bare inference ${fmt(js.inference.median)} ms`);
       targets.push({ what: `${key}: matte end-to-end / bare inference${ownBare === undefined ? ' (onnxruntime-node)' : ''}`, target: '<= 1.10', measured: fmt(overBare, 2), met: overBare <= 1.1 });
       targets.push({ what: `${key}: matte / JS pipeline`, target: '<= 0.80', measured: fmt(overJs, 2), met: overJs <= 0.8 });
       targets.push({ what: `${key}: mean abs(matte - JS matte)`, target: '<= 2/255', measured: `${fmt(mad?.mad, 2)}/255`, met: mad?.mad != null && mad.mad <= 2 });
     }
   }
   if (rows.length) {
-    log(table(['model', 'input', 'matte ms', 'JS ms', 'bare inference ms matte/ort-node', 'matte/bare', 'JS/bare', 'matte/JS', 'mean abs diff /255', 'same-input control', 'peak RSS MB m/JS'], rows));
+    log(table(['model', 'input', 'matte ms (refine off)', 'matte ms (refine on)', 'JS ms', 'bare inference ms matte/ort-node', 'matte/bare', 'JS/bare', 'matte/JS', 'refine on/JS', 'mean abs diff /255 (refine off)', 'same-input control', 'peak RSS MB m/JS'], rows));
   }
   return { skipped, results };
 }
@@ -231,8 +234,23 @@ async function benchHttp(targets: Target[]) {
     return { skipped: 'dist/server/main.js is not built' };
   }
   const { runHttp } = await import('./http.js');
-  const http = await runHttp(budget.http, (line) => log(line));
+  // The server loads every benchmarked model that is fetched (the first, u2netp, is its default).
+  const modelsDir = defaultModelsDir();
+  const models = budget.models.filter((m) => existsSync(join(modelsDir, `${m}.onnx`)));
+  if (!models.length) throw new Error(`no model fetched in ${modelsDir} (npm run models)`);
+  const http = await runHttp(budget.http, models, (line) => log(line));
   const lib = await runWorker<any>('lib-throughput', { jobs: 4, amount: budget.http.raw[1], warmup: 50 });
+  // The same remove-background called on lib/ directly, one job at a time with every core (as a
+  // lone server request runs), refinement on (the server's default): the server's time per image
+  // (its p50 at one connection) over it.
+  const lone: Array<{ model: string; server: number; lib: number; ratio: number }> = [];
+  for (const model of models) {
+    const run = http.runs.find((r) => r.name === `remove-background ${model}, c=1`);
+    if (!run) continue;
+    const direct = await runWorker<any>('matte-bg', { model, input: INPUT_FILES.lenna, warmup: 1, runs: model === models[0] ? 8 : 4, threads, control: false });
+    const libMs = direct.refinedTiming.median as number;
+    lone.push({ model, server: run.p50, lib: libMs, ratio: run.p50 / libMs });
+  }
   const c4 = http.runs.find((r) => r.name === 'edit raw, c=4')!;
   const throughput = ratio(c4.perSecond, lib.perSecond);
   log(
@@ -244,12 +262,16 @@ async function benchHttp(targets: Target[]) {
       ],
     ),
   );
+  if (lone.length) {
+    log(table(['remove-background alone, lenna.png, refine on', 'server p50 ms (c=1)', 'lib/ direct median ms', 'server/lib'], lone.map((l) => [l.model, fmt(l.server), fmt(l.lib), fmt(l.ratio, 2)])));
+  }
   log(`  server RSS: ${fmt(http.rssMB.afterWarmup)} MB after warm-up, ${fmt(http.rssMB.afterRawRequests)} MB after ${http.rssMB.rawRequests} raw edits, ${fmt(http.rssMB.afterAll)} MB after the remove-background runs`);
   const errors = http.runs.reduce((n, r) => n + r.errors, 0);
   targets.push({ what: 'HTTP errors (503 counted apart)', target: '0', measured: `${errors} (503: ${http.runs.reduce((n, r) => n + r.overloaded, 0)})`, met: errors === 0 });
   targets.push({ what: 'HTTP raw edit c=4 / lib with 4 jobs', target: '>= 0.90', measured: fmt(throughput, 2), met: throughput >= 0.9 });
   targets.push({ what: `RSS growth over ${http.rssMB.rawRequests} requests`, target: '< 50 MB', measured: `${fmt(http.rssGrowthMB)} MB`, met: http.rssGrowthMB < 50 });
-  return { ...http, lib, throughputRatio: throughput };
+  for (const l of lone) targets.push({ what: `server remove-background alone / lib/ direct (${l.model}, lenna)`, target: '<= 1.10', measured: fmt(l.ratio, 2), met: l.ratio <= 1.1 });
+  return { ...http, lib, lone, throughputRatio: throughput };
 }
 
 async function main(): Promise<void> {

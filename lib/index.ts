@@ -21,6 +21,7 @@ import {
 import { modelFor } from './models.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { withCores } from './threads.js';
+import { isHandedOver } from './handover.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
@@ -86,7 +87,8 @@ async function toBuffer(input: Input): Promise<Buffer> {
   }
   // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
   // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
-  if (input instanceof Uint8Array) return Buffer.copyBytesFrom(input);
+  // A buffer handed over (lib/handover.ts) is read in place.
+  if (input instanceof Uint8Array) return isHandedOver(input) && Buffer.isBuffer(input) ? input : Buffer.copyBytesFrom(input);
   throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
 }
 

@@ -70,6 +70,38 @@ function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
 }
 
 /**
+ * The multer middleware of an endpoint, made once per field list and size limit rather than per
+ * request (the endpoints pass constant lists).
+ */
+const uploads = new WeakMap<readonly string[], Map<number, multer.Middleware>>();
+function uploadMiddleware(options: FormOptions): multer.Middleware {
+  let bySize = uploads.get(options.allowed);
+  if (!bySize) uploads.set(options.allowed, (bySize = new Map()));
+  let upload = bySize.get(options.maxInputBytes);
+  if (!upload) {
+    upload = multer({
+      storage: multer.memoryStorage(),
+      limits: {
+        fileSize: options.maxInputBytes,
+        files: 1,
+        fields: MAX_FIELDS,
+        parts: MAX_FIELDS + 1,
+        fieldSize: MAX_FIELD_BYTES,
+        fieldNameSize: 100,
+        headerPairs: 20,
+      },
+      fileFilter: (_req, file, cb) => {
+        if (file.fieldname === 'input') cb(null, true);
+        else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }));
+        else cb(unknownField(file.fieldname, options.allowed));
+      },
+    }).any();
+    bySize.set(options.maxInputBytes, upload);
+  }
+  return upload;
+}
+
+/**
  * Reads the multipart form of an image request into memory, within limits: the upload at most
  * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` (any other
  * file part is refused as soon as its header arrives), and the whole body within `timeoutMs`
@@ -84,24 +116,7 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > totalLimit) throw tooLarge(options.maxInputBytes);
 
-  const upload = multer({
-    storage: multer.memoryStorage(),
-    limits: {
-      fileSize: options.maxInputBytes,
-      files: 1,
-      fields: MAX_FIELDS,
-      parts: MAX_FIELDS + 1,
-      fieldSize: MAX_FIELD_BYTES,
-      fieldNameSize: 100,
-      headerPairs: 20,
-    },
-    fileFilter: (_req, file, cb) => {
-      if (file.fieldname === 'input') cb(null, true);
-      else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }));
-      else cb(unknownField(file.fieldname, options.allowed));
-    },
-  }).any();
-
+  const upload = uploadMiddleware(options);
   if ((req as unknown as Record<symbol, unknown>)[EXPECTS_CONTINUE] && !ctx.res.headersSent) ctx.res.writeContinue();
 
   const parsed = await new Promise<{ body: Record<string, unknown>; files: multer.File[] }>((resolve, reject) => {

@@ -1,10 +1,13 @@
 // matte's removeBackground (png), end to end, for one model and one input, in its own process.
+// Timed twice, alternating run by run: with `refine: false` (the model's matte alone: the same
+// work as the JS pipeline, so its output is the one compared with it for parity) and with the
+// refinement on (the library's and the server's default).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { configure, edit, loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
 import { addon, type NativeModel } from '../../lib/native.js';
-import { INPUTS, OUTPUTS, finish, memory, time, workerArgs, type WorkerArgs } from '../common.js';
+import { INPUTS, OUTPUTS, finish, memory, summarise, time, workerArgs, type WorkerArgs } from '../common.js';
 
 interface Args extends WorkerArgs {
   model: string;
@@ -16,6 +19,8 @@ interface Args extends WorkerArgs {
   control?: boolean;
   /** A model-size PNG: also time the addon's infer() (the model alone, in matte's own ONNX Runtime) on it. */
   inferInput?: string;
+  /** Also time the refined matte (default true). */
+  refined?: boolean;
 }
 
 /** The normalised planar tensor that native/steps/remove_background.cc feeds the model. */
@@ -45,9 +50,31 @@ async function main(): Promise<void> {
   const input = readFileSync(join(INPUTS, args.input));
   const before = memory();
   let last: Awaited<ReturnType<typeof removeBackground>> | undefined;
-  const timing = await time(async () => {
-    last = await removeBackground(input, { format: 'png' });
-  }, args.warmup, args.runs);
+  const plainRuns: number[] = [];
+  const refinedRuns: number[] = [];
+  const once = async (refine: boolean, into?: number[]) => {
+    const start = process.hrtime.bigint();
+    const result = await removeBackground(input, { format: 'png', refine });
+    into?.push(Number(process.hrtime.bigint() - start) / 1e6);
+    if (!refine) last = result;
+  };
+  const refined = args.refined !== false;
+  for (let i = 0; i < args.warmup; i++) {
+    await once(false);
+    if (refined) await once(true);
+  }
+  for (let i = 0; i < args.runs; i++) {
+    // Alternated, first one then the other, so that a burst of load falls on both.
+    if (i % 2 === 0) {
+      await once(false, plainRuns);
+      if (refined) await once(true, refinedRuns);
+    } else {
+      if (refined) await once(true, refinedRuns);
+      await once(false, plainRuns);
+    }
+  }
+  const timing = summarise(plainRuns);
+  const refinedTiming = refined ? summarise(refinedRuns) : undefined;
   // The model alone, in matte's own runtime, when the addon has infer() (added with IS-Net).
   const infer = (addon as unknown as { infer?: (m: NativeModel, chw: Float32Array) => Promise<unknown> }).infer;
   let inference: Awaited<ReturnType<typeof time>> | undefined;
@@ -73,6 +100,7 @@ async function main(): Promise<void> {
     input: args.input,
     loadMs,
     timing,
+    refinedTiming,
     inference,
     output: { file: output, width: last!.width, height: last!.height, bytes: last!.data.length },
     controlInput,

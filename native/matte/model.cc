@@ -2,6 +2,7 @@
 
 #include "../budget.h"
 #include "../errors.h"
+#include "inference_gate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -28,6 +29,7 @@ Ort::Env &environment() {
   static Ort::Env *env = [] {
     int threads = pool_threads.load();
     if (threads < 1) threads = std::max(1u, std::thread::hardware_concurrency());
+    size_inference_gate(threads);  // inference_gate.h: how many runs share this pool at once
     Ort::ThreadingOptions threading;
     threading.SetGlobalIntraOpNumThreads(threads);
     threading.SetGlobalInterOpNumThreads(1);
@@ -174,6 +176,7 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
   Ort::RunOptions run_options;
   std::vector<Ort::Value> outputs;
   {
+    InferencePlace place(budget);                     // inference_gate.h: no two runs oversubscribe the pool
     Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
     outputs = session_->Run(run_options, input_names, &input, 1, output_names, 1);
   }

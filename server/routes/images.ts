@@ -2,6 +2,7 @@
 // the job in the limiter, and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
 import { MatteError, OUTPUT_MODES, parseEnumField, type JobControl, type OutputMode, type Result } from '../../lib/index.js';
+import { handOver } from '../../lib/handover.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
 import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
@@ -16,9 +17,13 @@ export function outputField(form: Form): OutputMode {
   return text === undefined ? 'url' : parseEnumField('output', OUTPUT_MODES, text);
 }
 
-/** The input image's bytes: the uploaded file, or the fetched URL (checked before anything else). */
+/**
+ * The input image's bytes: the uploaded file, or the fetched URL (checked before anything else).
+ * Either buffer is the request's own and never touched again, so it is handed over to the job
+ * (lib/handover.ts): read in place, not copied.
+ */
 export async function inputBytes(form: Form, services: Services): Promise<Buffer> {
-  if (form.file) return form.file;
+  if (form.file) return handOver(form.file);
   const text = form.fields.input;
   if (text === undefined || text.trim() === '') {
     throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
@@ -27,7 +32,7 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   try {
     const bytes = await fetchInputUrl(url, services.fetch);
     services.metrics.urlFetched('ok');
-    return bytes;
+    return handOver(bytes);
   } catch (err) {
     services.metrics.urlFetched((err as { code?: string }).code ?? 'error');
     throw err;
