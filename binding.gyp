@@ -22,7 +22,7 @@
     {
       "target_name": "matte",
       "dependencies": ["onnxruntime_library"],
-      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc)"],
+      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc)"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "<!@(pkg-config --cflags-only-I vips-cpp | sed 's/-I//g')",
@@ -34,6 +34,7 @@
       "cflags!": ["-fno-exceptions"],
       "libraries": [
         "<!@(pkg-config --libs vips-cpp)",
+        "-lz",
         "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",
         "-Wl,-rpath,'$$ORIGIN'"
       ]
