@@ -198,8 +198,12 @@ class Encoder {
       abort();
     }
     stop_workers();
+    // The encoder's own failure (zlib, memory) first: the sink then failed because of it.
+    if (!failure_.empty()) throw Error("internal", "the PNG encoder failed: " + failure_);
+    // The pixels failed (a decoder), or the budget stopped the job (a libvips kill, seen by the sink
+    // or by a deflate thread): pipeline.cc tells which.
     if (computed != 0) throw vips::VError();
-    if (aborted_.load()) throw Error("internal", failure_.empty() ? "the PNG encoder failed" : failure_);
+    if (aborted_.load()) throw vips::VError("the PNG encoder was stopped");
     out_.chunk("IEND", nullptr, 0);
     out_.release(data, size);
   }
