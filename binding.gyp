@@ -34,6 +34,7 @@
       "cflags!": ["-fno-exceptions"],
       "libraries": [
         "<!@(pkg-config --libs vips-cpp)",
+        "-ldeflate",
         "-lz",
         "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",
         "-Wl,-rpath,'$$ORIGIN'"

@@ -11,6 +11,7 @@ say() { printf 'matte setup: %s\n' "$*"; }
 missing=""
 pkg-config --exists 'vips-cpp >= 8.14' 2>/dev/null || missing="$missing libvips-dev"
 pkg-config --exists zlib 2>/dev/null || missing="$missing zlib1g-dev"  # the PNG encoder (native/encode)
+pkg-config --exists libdeflate 2>/dev/null || missing="$missing libdeflate-dev"  # the PNG encoder
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"

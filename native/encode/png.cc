@@ -1,18 +1,21 @@
 // PNG encoding with the deflate spread over the job's cores, as pigz does for gzip.
 //
-// Why: a 12 MP PNG spends most of its time in zlib's deflate, which libpng runs on one thread.
-// Here the filtered scanlines are cut into stripes of about kStripeBytes; each stripe is deflated
-// on its own (a raw deflate stream primed with the 32 KiB before it as dictionary, so matches reach
-// back across the seam as they would in one stream) and ended with Z_SYNC_FLUSH, which closes its
-// last block and pads to a byte boundary with an empty stored block; the last stripe ends with
-// Z_FINISH. Byte-aligned, non-final streams concatenate into one valid deflate stream: one zlib
-// header in front, the Adler-32 of the whole data (adler32_combine over the stripes, in order)
-// behind. Each stripe's bytes become one IDAT chunk, its CRC computed by the thread that deflated it.
+// Why: a 12 MP PNG spends most of its time in deflate, which libpng runs on one thread. Here the
+// filtered scanlines are cut into stripes of about kStripeBytes, each deflated on its own by one of
+// N threads, and the stripes' streams are joined into the one zlib stream PNG needs: every stripe
+// but the last ends byte-aligned in a non-final block (what zlib's Z_SYNC_FLUSH writes), so they
+// concatenate; the first carries the zlib header, the last the Adler-32 of all the data
+// (adler32_combine over the stripes, in order). Each stripe's bytes are one IDAT chunk, its CRC
+// computed by the thread that deflated it.
+//
+// Two deflaters (chosen by measurement, docs/architecture.md "PNG encoding"): libdeflate, the
+// default (~12% less CPU than zlib inside Node and ~10% smaller files; whole-buffer, so a stripe is
+// a complete stream made non-final afterwards, see LibdeflateDeflater), and zlib (each stripe primed
+// with the 32 KiB before it as dictionary, ended by Z_SYNC_FLUSH), kept for measurements.
 //
 // The file is what libvips 8.14's pngsave writes with strip and compression 6 (native/save.cc's
-// settings): filter type None on every row (libvips' default), zlib level 6 with the default
-// strategy (what libpng picks when rows are unfiltered), IHDR, pHYs from the image's resolution,
-// the IDATs, IEND. The size stays within a few hundred bytes of it (test/engine/png.test.ts).
+// settings): filter type None on every row (libvips' default), level 6, IHDR, pHYs from the
+// image's resolution, the IDATs, IEND (test/engine/png.test.ts compares them).
 //
 // Pixels come through vips_sink_disc, the sink libvips' own savers use: it computes the image
 // region by region on libvips' workers and hands us strips of rows in order on one thread, so
@@ -22,6 +25,7 @@
 
 #include "../errors.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -43,8 +47,9 @@ namespace matte {
 namespace {
 
 // Half a MiB of filtered bytes a stripe: a 4000x3000 RGB image is ~70 stripes, enough to keep every
-// core busy to the end; priming each with the 32 KiB before it costs about 1% more hashing. The size
-// of the result does not move measurably with the stripe size (the dictionary carries the matches).
+// core busy to the end. Each seam costs a new Huffman table and (with libdeflate, which takes no
+// dictionary) the matches that would reach back across it: under 0.5% of the size at this stripe
+// size, much more with stripes of a few KiB.
 const size_t kStripeBytes = 512 * 1024;
 const size_t kWindow = 32768;  // deflate's window: the most a match can reach back
 const int kLevel = 6;          // native/save.cc's libvips pngsave compression
@@ -122,29 +127,47 @@ struct Stripe {
   bool done = false;
 };
 
-// One zlib deflate state, reused for every stripe a thread deflates.
+// How a stripe is deflated. One object per thread, reused for every stripe it deflates.
 class Deflater {
  public:
-  Deflater() {
+  virtual ~Deflater() = default;
+  void run(Stripe &s) {
+    const size_t head = 8 + (s.first ? sizeof kZlibHeader : 0);
+    size_t produced = head + deflate_rows(s, head);
+    s.length = s.rows.size();
+    s.adler = uint32_t(adler32(1, s.rows.data(), uInt(s.rows.size())));
+    s.chunk.resize(produced);
+    if (s.first) std::memcpy(s.chunk.data() + 8, kZlibHeader, sizeof kZlibHeader);
+    std::memcpy(s.chunk.data() + 4, "IDAT", 4);
+    s.crc = uint32_t(crc32(0, s.chunk.data() + 4, uInt(produced - 4)));
+  }
+
+ protected:
+  // Deflates s.rows into s.chunk from `at` on, leaving 8 bytes spare at the end (the last stripe's
+  // Adler-32, the CRC); returns the bytes written. Every stripe but the last must end byte-aligned
+  // and not final; the last one final.
+  virtual size_t deflate_rows(Stripe &s, size_t at) = 0;
+};
+
+// zlib: one stream per stripe, primed with the 32 KiB before it, ended by a sync flush.
+class ZlibDeflater : public Deflater {
+ public:
+  ZlibDeflater() {
     std::memset(&z_, 0, sizeof z_);
     if (deflateInit2(&z_, kLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-      throw Error("internal", "the PNG encoder could not start zlib");
+      throw Error("internal", "could not start zlib");
   }
-  ~Deflater() { deflateEnd(&z_); }
-  Deflater(const Deflater &) = delete;
-  Deflater &operator=(const Deflater &) = delete;
+  ~ZlibDeflater() override { deflateEnd(&z_); }
 
-  void run(Stripe &s) {
-    if (deflateReset(&z_) != Z_OK) throw Error("internal", "the PNG encoder's deflate failed");
+ protected:
+  size_t deflate_rows(Stripe &s, size_t at) override {
+    if (deflateReset(&z_) != Z_OK) throw Error("internal", "zlib's deflate failed");
     if (!s.history.empty() && deflateSetDictionary(&z_, s.history.data(), uInt(s.history.size())) != Z_OK)
-      throw Error("internal", "the PNG encoder's deflate failed");
-    const size_t head = 8 + (s.first ? sizeof kZlibHeader : 0);
-    // 8 bytes kept free at the end: the last stripe's Adler-32 and every chunk's CRC.
-    s.chunk.resize(head + deflateBound(&z_, uLong(s.rows.size())) + 64 + 8);
-    if (s.first) std::memcpy(s.chunk.data() + 8, kZlibHeader, sizeof kZlibHeader);
+      throw Error("internal", "zlib's deflate failed");
+    s.chunk.resize(at + deflateBound(&z_, uLong(s.rows.size())) + 64 + 8);
     z_.next_in = s.rows.data();
     z_.avail_in = uInt(s.rows.size());
-    size_t produced = head;
+    size_t produced = at;
     const int flush = s.last ? Z_FINISH : Z_SYNC_FLUSH;
     for (;;) {
       z_.next_out = s.chunk.data() + produced;
@@ -152,21 +175,90 @@ class Deflater {
       int result = deflate(&z_, flush);
       produced = s.chunk.size() - 8 - z_.avail_out;
       if (result == Z_STREAM_END) break;
-      if (result != Z_OK && result != Z_BUF_ERROR) throw Error("internal", "the PNG encoder's deflate failed");
+      if (result != Z_OK && result != Z_BUF_ERROR) throw Error("internal", "zlib's deflate failed");
       // A sync flush is complete when deflate returns with output space to spare.
       if (!s.last && z_.avail_in == 0 && z_.avail_out > 0) break;
       s.chunk.resize(s.chunk.size() * 2);
     }
-    s.length = s.rows.size();
-    s.adler = uint32_t(adler32(1, s.rows.data(), uInt(s.rows.size())));
-    s.chunk.resize(produced);
-    std::memcpy(s.chunk.data() + 4, "IDAT", 4);
-    s.crc = uint32_t(crc32(0, s.chunk.data() + 4, uInt(produced - 4)));
+    return produced - at;
   }
 
  private:
   z_stream z_;
 };
+
+// libdeflate: about 1.6x faster than zlib at level 6 and smaller, but whole-buffer only: each
+// stripe is a complete deflate stream (no dictionary), whose last block is final. As zlib's
+// examples/gzjoin.c does, the stream is inflated with Z_BLOCK to find where its last block's header
+// is (libdeflate says nothing of its blocks); that block's BFINAL bit is cleared and an empty stored
+// block appended, which ends the stripe byte-aligned exactly as a sync flush does. Inflating costs
+// ~10% of the deflate.
+class LibdeflateDeflater : public Deflater {
+ public:
+  LibdeflateDeflater() : compressor_(libdeflate_alloc_compressor(kLevel)) {
+    std::memset(&z_, 0, sizeof z_);
+    if (!compressor_ || inflateInit2(&z_, -15) != Z_OK) {
+      if (compressor_) libdeflate_free_compressor(compressor_);
+      throw Error("internal", "could not start libdeflate");
+    }
+  }
+  ~LibdeflateDeflater() override {
+    libdeflate_free_compressor(compressor_);
+    inflateEnd(&z_);
+  }
+
+ protected:
+  size_t deflate_rows(Stripe &s, size_t at) override {
+    size_t bound = libdeflate_deflate_compress_bound(compressor_, s.rows.size());
+    s.chunk.resize(at + bound + 5 + 8);  // 5: the empty stored block
+    uint8_t *stream = s.chunk.data() + at;
+    size_t n = libdeflate_deflate_compress(compressor_, s.rows.data(), s.rows.size(), stream, bound);
+    if (n == 0) throw Error("internal", "libdeflate's deflate failed");
+    return s.last ? n : unfinal(stream, n);
+  }
+
+ private:
+  // Makes a complete raw deflate stream of n bytes non-final and byte-aligned; returns its length.
+  size_t unfinal(uint8_t *stream, size_t n) {
+    if (inflateReset(&z_) != Z_OK) throw Error("internal", "zlib's inflate failed");
+    z_.next_in = stream;
+    z_.avail_in = uInt(n);
+    size_t last_header = 0;  // bit position of the last block header seen (the first is at bit 0)
+    size_t end = 0;          // bit position just past the final block
+    for (;;) {
+      z_.next_out = junk_;
+      z_.avail_out = sizeof junk_;
+      int result = inflate(&z_, Z_BLOCK);
+      if (result != Z_OK) throw Error("internal", "libdeflate's stream did not inflate");
+      // Bits read so far: bytes taken minus the bits inflate holds unused (data_type's low 6 bits).
+      size_t bit = size_t(z_.next_in - stream) * 8 - size_t(z_.data_type & 63);
+      if (z_.data_type & 128) {  // at a block boundary (Z_BLOCK stops there)
+        if (z_.data_type & 64) {  // ... after the final block: the stream ends here
+          end = bit;
+          break;
+        }
+        last_header = bit;  // ... before another block: its header starts here
+      }
+    }
+    stream[last_header >> 3] &= uint8_t(~(1u << (last_header & 7)));  // BFINAL = 0
+    // An empty stored block from `end` on: 3 header bits 000, zero padding to the byte, LEN 0, NLEN ~0.
+    if (end & 7) stream[end >> 3] &= uint8_t((1u << (end & 7)) - 1);
+    size_t stored = (end + 3 + 7) / 8;
+    for (size_t i = (end + 7) / 8; i < stored; ++i) stream[i] = 0;
+    static const uint8_t kEmptyStored[4] = {0x00, 0x00, 0xff, 0xff};
+    std::memcpy(stream + stored, kEmptyStored, 4);
+    return stored + 4;
+  }
+
+  libdeflate_compressor *compressor_;
+  z_stream z_;
+  uint8_t junk_[1 << 16];
+};
+
+std::unique_ptr<Deflater> make_deflater(PngDeflate kind) {
+  if (kind == PngDeflate::Zlib) return std::make_unique<ZlibDeflater>();
+  return std::make_unique<LibdeflateDeflater>();
+}
 
 class Encoder {
  public:
@@ -179,6 +271,7 @@ class Encoder {
     int threads = options.threads > 0 ? options.threads : vips_concurrency_get();
     threads_ = std::max(1, std::min({threads, stripes, 64}));
     max_in_flight_ = size_t(threads_) * 2;
+    deflate_ = options.deflate;
   }
 
   ~Encoder() { stop_workers(); }
@@ -188,7 +281,7 @@ class Encoder {
     if (threads_ > 1) {
       for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { deflate_loop(); });
     } else {
-      inline_ = std::make_unique<Deflater>();
+      inline_ = make_deflater(deflate_);
     }
     int computed = vips_sink_disc(image_, write_rows, this);
     if (computed == 0) {
@@ -317,7 +410,7 @@ class Encoder {
       // A stopped job skips what is left: the sink fails at its next strip and the job unwinds.
       if (!aborted_.load() && !killed()) {
         try {
-          if (!deflater) deflater = std::make_unique<Deflater>();
+          if (!deflater) deflater = make_deflater(deflate_);
           deflater->run(*s);
         } catch (const std::exception &e) {
           fail(e.what());
@@ -391,6 +484,7 @@ class Encoder {
   int rows_per_stripe_ = 1;
   int threads_ = 1;
   size_t max_in_flight_ = 2;
+  PngDeflate deflate_ = PngDeflate::Libdeflate;
 
   // The stripe being filled, on the sink's thread.
   std::shared_ptr<Stripe> current_;
