@@ -365,11 +365,11 @@ class Encoder {
   void submit(bool last) {
     std::shared_ptr<Stripe> s = std::move(current_);
     s->last = last;
-    // The stripe takes the 32 KiB before it as its dictionary; history_ becomes the 32 KiB before
-    // the next one (in the stripe's old buffer: no allocation once the first stripes went by).
+    // zlib: the stripe takes the 32 KiB before it as its dictionary; history_ becomes the 32 KiB
+    // before the next one (in the stripe's old buffer: no allocation once the first stripes went by).
     s->history.swap(history_);
     history_.clear();
-    if (!last) {
+    if (!last && deflate_ == PngDeflate::Zlib) {
       const std::vector<uint8_t> &before = s->history;
       const std::vector<uint8_t> &rows = s->rows;
       if (rows.size() < kWindow) {
