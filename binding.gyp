@@ -25,7 +25,7 @@
       "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc)"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "<!@(pkg-config --cflags-only-I vips-cpp | sed 's/-I//g')",
+        "<!@(pkg-config --cflags-only-I vips-cpp libheif | sed 's/-I//g')",
         "<(ort_include)"
       ],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
@@ -33,7 +33,7 @@
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
       "libraries": [
-        "<!@(pkg-config --libs vips-cpp)",
+        "<!@(pkg-config --libs vips-cpp libheif)",
         "-ldeflate",
         "-lz",
         "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",

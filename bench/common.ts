@@ -82,7 +82,9 @@ export function runWorker<R>(name: string, args: Record<string, unknown>, option
     const child = spawn(process.execPath, [join(WORKERS, `${name}.js`), JSON.stringify(full)], {
       cwd: ROOT,
       stdio: ['ignore', 'inherit', 'pipe'],
-      env: { ...process.env, ...options.env },
+      // No worker phones home: onnxruntime-node (the JS peer) carries ONNX Runtime's telemetry too
+      // (lib/telemetry.ts); the opt-out does not change the image work.
+      env: { ORT_DISABLE_TELEMETRY: '1', ...process.env, ...options.env },
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -1,6 +1,7 @@
 // Loads the compiled addon chosen by lib/platform.ts (prebuilt package, or a source build).
 import { createRequire } from 'node:module';
 import { addonCandidates, loadFailureMessage, missingAddonMessage } from './platform.js';
+import { disableOnnxRuntimeTelemetry } from './telemetry.js';
 import type { Step, OutputFormat } from './schema.js';
 
 /** The plan handed to the addon: validated steps plus everything the native side needs. */
@@ -77,6 +78,7 @@ const require = createRequire(import.meta.url);
 function load(): Addon {
   const [first] = addonCandidates();
   if (!first) throw new Error(missingAddonMessage());
+  disableOnnxRuntimeTelemetry();
   try {
     return require(first.path) as Addon;
   } catch (err) {

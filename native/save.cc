@@ -1,5 +1,6 @@
 #include "save.h"
 
+#include "encode/avif.h"
 #include "encode/png.h"
 
 #include <vector>
@@ -50,10 +51,8 @@ void save_gif(const VImage &image, void **data, size_t *size) {
   image.write_to_buffer(".gif", data, size, VImage::option()->set("strip", true));
 }
 
-void save_avif(const VImage &image, void **data, size_t *size) {
-  image.write_to_buffer(".avif", data, size,
-                        VImage::option()->set("strip", true)->set("compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1));
-}
+// libheif directly, not libvips' heifsave: see native/encode/avif.cc.
+void save_avif(const VImage &image, void **data, size_t *size) { encode_avif(image, data, size); }
 
 }  // namespace
 

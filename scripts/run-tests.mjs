@@ -37,9 +37,11 @@ function sanitizerReports() {
   return text;
 }
 
+// ORT_DISABLE_TELEMETRY: suites that load onnxruntime-node (parity, beside) must not queue or upload
+// ONNX Runtime telemetry either; matte sets it for itself (lib/telemetry.ts, tested without it).
 function runFile(file) {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ORT_DISABLE_TELEMETRY: '1', ...process.env, FORCE_COLOR: '0' } });
     let output = '';
     child.stdout.on('data', (d) => { output += d; process.stdout.write(d); });
     child.stderr.on('data', (d) => { output += d; process.stderr.write(d); });

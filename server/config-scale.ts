@@ -5,7 +5,7 @@
 // helpers are used at call time only, so the cycle is harmless as long as config.ts is loaded first).
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { ConfigError, flag, integer, present, type Env } from './config.js';
+import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
 
 export const SCALE_VARIABLES = [
   'MATTE_RESULTS_STORE',
@@ -70,15 +70,9 @@ function s3Settings(env: Env): S3Settings {
   if (!BUCKET.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
   const prefix = (present(env, 'MATTE_S3_PREFIX') ?? '').replace(/^\/+/, '');
   if (prefix.length > 512) throw new ConfigError('MATTE_S3_PREFIX is longer than 512 characters');
-  let endpoint = present(env, 'MATTE_S3_ENDPOINT');
-  if (endpoint !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(endpoint);
-    } catch {
-      throw new ConfigError(`MATTE_S3_ENDPOINT=${JSON.stringify(endpoint)} is not an absolute URL (expected e.g. http://127.0.0.1:9000)`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`MATTE_S3_ENDPOINT=${JSON.stringify(endpoint)} must be an http: or https: URL`);
+  let endpoint: string | undefined;
+  const url = httpUrl(env, 'MATTE_S3_ENDPOINT', 'http://127.0.0.1:9000');
+  if (url !== undefined) {
     if (url.username || url.password || url.search || url.hash) throw new ConfigError('MATTE_S3_ENDPOINT must not hold credentials, a query or a fragment (credentials go in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)');
     endpoint = url.href.replace(/\/+$/, '');
   }

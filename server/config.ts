@@ -10,6 +10,9 @@ import { DEFAULT_LIMITS, LIMIT_BOUNDS } from '../lib/limits.js';
 import type { ModelEntry } from '../lib/models.js';
 import { MODEL_NAME } from '../lib/schema.js';
 import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
+import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
+
+export { ConfigError, type Env } from './config-env.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
@@ -53,13 +56,6 @@ export interface Config extends ScaleConfig {
   logLevel: string;
 }
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
 /** Every variable the server reads (the README's configuration table has one row for each). */
 export const CONFIG_VARIABLES = [
   'PORT',
@@ -90,33 +86,6 @@ export const CONFIG_VARIABLES = [
   'UV_THREADPOOL_SIZE',
   ...SCALE_VARIABLES,
 ] as const;
-
-export type Env = Record<string, string | undefined>;
-
-export function present(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const text = present(env, name);
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new ConfigError(`${name}=${JSON.stringify(text)} is not a whole number (expected ${min}..${max})`);
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}=${text} is out of range (expected ${min}..${max})`);
-  }
-  return value;
-}
-
-export function flag(env: Env, name: string): boolean {
-  const text = present(env, name);
-  if (text === undefined) return false;
-  const lower = text.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
-  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
-  throw new ConfigError(`${name}=${JSON.stringify(text)} is not a boolean (expected 1 or 0)`);
-}
 
 function splitKeys(text: string): string[] {
   return text
@@ -158,17 +127,9 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = present(env, 'HOST') ?? '127.0.0.1';
 
-  let publicUrl = present(env, 'MATTE_PUBLIC_URL');
-  if (publicUrl !== undefined) {
-    let parsed: URL;
-    try {
-      parsed = new URL(publicUrl);
-    } catch {
-      throw new ConfigError(`MATTE_PUBLIC_URL=${JSON.stringify(publicUrl)} is not an absolute URL (expected e.g. https://img.example.com)`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new ConfigError(`MATTE_PUBLIC_URL=${JSON.stringify(publicUrl)} must be an http: or https: URL`);
-    }
+  let publicUrl: string | undefined;
+  const parsed = httpUrl(env, 'MATTE_PUBLIC_URL', 'https://img.example.com');
+  if (parsed !== undefined) {
     if (parsed.search || parsed.hash) throw new ConfigError('MATTE_PUBLIC_URL must not have a query or a fragment');
     publicUrl = parsed.href.replace(/\/+$/, '');
   }

@@ -33,7 +33,11 @@ Ort::Env &environment() {
     threading.SetGlobalInterOpNumThreads(1);
     // Idle pool threads must not spin: jobs and libvips share the cores.
     threading.SetGlobalSpinControl(0);
-    return new Ort::Env(threading, ORT_LOGGING_LEVEL_FATAL, "matte");
+    auto *created = new Ort::Env(threading, ORT_LOGGING_LEVEL_FATAL, "matte");
+    // No telemetry from a self-hosted service: lib/telemetry.ts sets ORT_DISABLE_TELEMETRY before
+    // the library loads (the full opt-out); this also covers an addon loaded some other way.
+    created->DisableTelemetryEvents();
+    return created;
   }();
   return *env;
 }

@@ -1,7 +1,7 @@
 // `matte edit` run as a real process on real files: the result's pixels and format, the format
 // from the extension or --format, --ops files, no overwrite without --force, and one clear line
 // with a non-zero exit code for every kind of bad input.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -63,6 +63,8 @@ test('an existing output is kept without --force, replaced with it', async () =>
   const forced = await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--force']);
   assert.is(forced.code, 0, forced.stderr);
   assert.is(formatOf(await readFile(out)), 'png');
+  // The result took its name in one step: no temporary file is left beside it.
+  assert.equal((await readdir(dir)).filter((name) => name.endsWith('.partial')), []);
 });
 
 test('bad input: one clear line, exit code 1, never a stack trace', async () => {
@@ -101,6 +103,36 @@ test('a solid image keeps its colour through a no-op edit (the pipeline, not a c
   const run = await runCli(['edit', red, '-o', out, '--op', '{"brightness":1}']);
   assert.is(run.code, 0, run.stderr);
   assert.equal(pixel(await decode(await readFile(out)), 4, 4), [255, 0, 0, 255]);
+});
+
+test('- reads the image from stdin and writes the result to stdout; the summary only with --json, on stderr', async () => {
+  const image = gradient(400, 300);
+  const run = await runCli(['edit', '-', '-o', '-', '-f', 'webp', '--op', '{"resize":{"width":200}}'], { stdin: image });
+  assert.is(run.code, 0, run.stderr);
+  assert.is(run.stderr, '');
+  assert.is(formatOf(run.stdoutBytes), 'webp');
+  const out = await decode(run.stdoutBytes);
+  assert.is(out.width, 200);
+  assert.is(out.height, 150);
+
+  const json = await runCli(['edit', '-', '-o', '-', '-f', 'png', '--op', '{"rotate":90}', '--json'], { stdin: image });
+  assert.is(json.code, 0, json.stderr);
+  assert.is(formatOf(json.stdoutBytes), 'png');
+  const summary = JSON.parse(json.stderr);
+  assert.equal([summary.width, summary.height, summary.output], [300, 400, '-']);
+
+  // --ops from stdin with the image from a file.
+  const ops = await runCli(['edit', input, '-o', join(dir, 'ops-stdin.png'), '--ops', '-'], { stdin: Buffer.from('[{"flip":"h"}]') });
+  assert.is(ops.code, 0, ops.stderr);
+  assert.is((await decode(await readFile(join(dir, 'ops-stdin.png')))).width, 400);
+});
+
+test('- misused: no format for stdout, stdin asked for twice, not an image on stdin: one clear line', async () => {
+  assertOneLineError(await runCli(['edit', input, '-o', '-', '--op', '{"blur":1}']), /standard output \(-o -\) needs --format/);
+  assertOneLineError(await runCli(['edit', '-', '-o', join(dir, 'x.png'), '--ops', '-'], { stdin: Buffer.from('[]') }), /standard input cannot hold both/);
+  const run = await runCli(['edit', '-', '-o', '-', '-f', 'png', '--op', '{"blur":1}'], { stdin: Buffer.from('not an image') });
+  assertOneLineError(run, /not a JPEG, PNG/);
+  assert.is(run.stdoutBytes.length, 0);
 });
 
 test.run();

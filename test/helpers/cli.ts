@@ -7,25 +7,29 @@ export const MATTE_BIN = fileURLToPath(new URL('../../cli/main.js', import.meta.
 export interface CliRun {
   code: number | null;
   stdout: string;
+  /** stdout as bytes, for a result written to `-`. */
+  stdoutBytes: Buffer;
   stderr: string;
 }
 
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; stdin?: Buffer } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MATTE_BIN, ...args], {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
+    const out: Buffer[] = [];
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    if (options.stdin) child.stdin!.end(options.stdin);
+    child.stdout!.on('data', (d: Buffer) => out.push(d));
+    child.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr });
     });
   });
 }

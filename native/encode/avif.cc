@@ -1,0 +1,159 @@
+// AVIF through libheif directly. libvips 8.14's heifsave sets only quality, lossless, speed and
+// chroma on the encoder; two more aom parameters matter, and it has no way to pass them:
+//
+// - "aom:enable-intrabc" = 0. libaom 3.6 (Debian 12) classifies images with large flat areas (a
+//   shape on a plain background: bench P4) as screen content and then, for the IntraBC tool,
+//   hashes the blocks at every position of the frame into a hash table before encoding: on one
+//   thread, a byte-wise CRC and many small allocations for the table's buckets (the "34%
+//   malloc/free/malloc_consolidate" of the P4 profile). On P4 that was 3/4 of the encoder's CPU time and half its peak memory, and IntraBC
+//   was then not chosen for a single block: the file is byte-identical without it. On photos,
+//   anti-aliased text and a UI screenshot it is not enabled at all (identical bytes, same time).
+//   Only on aliased, exactly repeated glyphs (pixel art) did IntraBC pay: 9% smaller there
+//   (79 KB vs 87 KB at 2.5x the CPU); sharp's libaom 3.15 gives 88 KB on that image, so matte is
+//   level with sharp there and no longer 2.5x slower. Measurements: docs/architecture.md.
+// - "threads" = the job's share of the cores (libvips' worker count, which lib/threads.ts keeps at
+//   cores / jobs running), at least 2. libheif's default is 4 whatever the machine. Any count of
+//   2 or more gives the same bytes (libheif turns on row-based multi-threading from 2, and that
+//   changes the bitstream), so the output does not depend on the load; 1 would differ.
+//
+// Everything else is what heifsave does: an 8-bit interleaved RGB(A) heif_image filled row by row
+// from a libvips sink (so the job's budget stops the pixel phase), libheif's RGB to YCbCr
+// conversion and default nclx, alpha saved as an auxiliary image when there are 4 bands.
+#include "avif.h"
+
+#include "../errors.h"
+
+#include <libheif/heif.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+using vips::VImage;
+
+namespace matte {
+
+namespace {
+
+// heifsave's defaults in libvips 8.14 (matte never passed others): Q 50, effort 4, chroma "420"
+// (subsample "auto" chooses 4:4:4 only from Q 90).
+const int kQuality = 50;
+const int kSpeed = 9 - 4;
+const char *kChroma = "420";
+// libheif's aom plugin accepts 1..16 threads.
+const int kMinThreads = 2, kMaxThreads = 16;
+
+template <typename T, auto Free>
+struct Releaser {
+  void operator()(T *p) const {
+    if (p) Free(p);
+  }
+};
+using Context = std::unique_ptr<heif_context, Releaser<heif_context, heif_context_free>>;
+using Encoder = std::unique_ptr<heif_encoder, Releaser<heif_encoder, heif_encoder_release>>;
+using Image = std::unique_ptr<heif_image, Releaser<heif_image, heif_image_release>>;
+using Handle = std::unique_ptr<heif_image_handle, Releaser<heif_image_handle, heif_image_handle_release>>;
+using Options = std::unique_ptr<heif_encoding_options, Releaser<heif_encoding_options, heif_encoding_options_free>>;
+
+void check(const heif_error &error, const char *what) {
+  if (error.code == heif_error_Ok) return;
+  throw Error("internal", std::string("AVIF encoding failed (") + what + "): " + (error.message ? error.message : ""));
+}
+
+// As heifsave: a parameter this encoder does not know is not an error (another AV1 plugin than
+// aom may be the one libheif picked on another system).
+void check_parameter(const heif_error &error, const char *name) {
+  if (error.code != heif_error_Ok && error.subcode != heif_suberror_Unsupported_parameter) check(error, name);
+}
+
+struct Rows {
+  uint8_t *plane;
+  int stride;
+  size_t row_bytes;
+};
+
+// Called by vips_sink_disc with the rows of each strip, in order, on one thread at a time.
+int copy_rows(VipsRegion *region, VipsRect *area, void *user) {
+  auto *rows = static_cast<Rows *>(user);
+  for (int y = area->top; y < VIPS_RECT_BOTTOM(area); y++)
+    std::memcpy(rows->plane + size_t(y) * rows->stride, VIPS_REGION_ADDR(region, area->left, y), rows->row_bytes);
+  return 0;
+}
+
+VImage rgb8(VImage image) {
+  // The pipeline already delivers 8-bit sRGB with 3 or 4 bands; this only guards the contract.
+  if (image.bands() < 3) image = image.colourspace(VIPS_INTERPRETATION_sRGB);
+  if (image.format() != VIPS_FORMAT_UCHAR) image = image.cast(VIPS_FORMAT_UCHAR);
+  return image;
+}
+
+struct Output {
+  void *data = nullptr;
+  size_t size = 0;
+};
+
+heif_error write_output(heif_context *, const void *data, size_t size, void *user) {
+  auto *out = static_cast<Output *>(user);
+  // heif_context_write hands over the whole file in one call.
+  out->data = g_malloc(size);
+  std::memcpy(out->data, data, size);
+  out->size = size;
+  return heif_error{heif_error_Ok, heif_suberror_Unspecified, "ok"};
+}
+
+}  // namespace
+
+void encode_avif(const VImage &input, void **data, size_t *size) {
+  VImage image = rgb8(input);
+  const int width = image.width(), height = image.height();
+  const bool alpha = image.bands() > 3;
+
+  Context context(heif_context_alloc());
+  if (!context) throw Error("internal", "AVIF encoding failed: no libheif context");
+  heif_encoder *raw_encoder = nullptr;
+  check(heif_context_get_encoder_for_format(context.get(), heif_compression_AV1, &raw_encoder), "AV1 encoder");
+  Encoder encoder(raw_encoder);
+  check(heif_encoder_set_lossy_quality(encoder.get(), kQuality), "quality");
+  check(heif_encoder_set_lossless(encoder.get(), 0), "lossless");
+  check_parameter(heif_encoder_set_parameter_integer(encoder.get(), "speed", kSpeed), "speed");
+  check_parameter(heif_encoder_set_parameter_string(encoder.get(), "chroma", kChroma), "chroma");
+  const int threads = std::clamp(vips_concurrency_get(), kMinThreads, kMaxThreads);
+  check_parameter(heif_encoder_set_parameter_integer(encoder.get(), "threads", threads), "threads");
+  check_parameter(heif_encoder_set_parameter_string(encoder.get(), "aom:enable-intrabc", "0"), "enable-intrabc");
+
+  heif_image *raw_image = nullptr;
+  check(heif_image_create(width, height, heif_colorspace_RGB,
+                          alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &raw_image),
+        "image");
+  Image picture(raw_image);
+  check(heif_image_add_plane(picture.get(), heif_channel_interleaved, width, height, 8), "plane");
+  Rows rows{nullptr, 0, size_t(width) * image.bands()};
+  rows.plane = heif_image_get_plane(picture.get(), heif_channel_interleaved, &rows.stride);
+  if (!rows.plane) throw Error("internal", "AVIF encoding failed: no image plane");
+
+  // The pixels, computed as heifsave computes them: a failure here (a corrupt input, the budget's
+  // kill flag) is a VError for the pipeline to classify.
+  if (vips_sink_disc(image.get_image(), copy_rows, &rows)) throw vips::VError();
+
+  Options options(heif_encoding_options_alloc());
+  options->save_alpha_channel = alpha;
+  heif_image_handle *raw_handle = nullptr;
+  check(heif_context_encode_image(context.get(), picture.get(), encoder.get(), options.get(), &raw_handle), "encode");
+  Handle handle(raw_handle);
+  picture.reset();
+
+  Output out;
+  heif_writer writer{};
+  writer.writer_api_version = 1;
+  writer.write = write_output;
+  heif_error written = heif_context_write(context.get(), &writer, &out);
+  if (written.code != heif_error_Ok) {
+    g_free(out.data);
+    check(written, "write");
+  }
+  *data = out.data;
+  *size = out.size;
+}
+
+}  // namespace matte
