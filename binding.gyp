@@ -34,6 +34,8 @@
       "cflags!": ["-fno-exceptions"],
       "libraries": [
         "<!@(pkg-config --libs vips-cpp libheif)",
+        "-ldeflate",
+        "-lz",
         "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",
         "-Wl,-rpath,'$$ORIGIN'"
       ]

@@ -67,6 +67,8 @@ export interface Addon {
   /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
   versions(): { libvips: string; onnxruntime: string };
+  /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
+  encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; deflate?: 'libdeflate' | 'zlib'; libvips?: boolean }): Buffer;
 }
 
 const require = createRequire(import.meta.url);

@@ -5,6 +5,7 @@
 
 #include "budget.h"
 #include "counters.h"
+#include "encode/png_probe.h"
 #include "errors.h"
 #include "libvips.h"
 #include "matte/model.h"
@@ -387,6 +388,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
   exports.Set("counters", Napi::Function::New(env, matte::counters));
+  exports.Set("encodePng", Napi::Function::New(env, matte::encode_png_probe));
   return exports;
 }
 

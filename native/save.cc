@@ -1,6 +1,7 @@
 #include "save.h"
 
 #include "encode/avif.h"
+#include "encode/png.h"
 
 #include <vector>
 
@@ -63,7 +64,10 @@ Encoded save(const Frames &frames, Format format, int quality) {
 
   Encoded out{nullptr, 0, used.width(), used.height(), used.count()};
   switch (format) {
-    case Format::Png: save_png(image, &out.data, &out.size); break;
+    case Format::Png:
+      if (png_encodable(image)) encode_png(image, &out.data, &out.size);
+      else save_png(image, &out.data, &out.size);
+      break;
     case Format::Webp: save_webp(image, quality, &out.data, &out.size); break;
     case Format::Jpeg: save_jpeg(image, quality, &out.data, &out.size); break;
     case Format::Gif: save_gif(image, &out.data, &out.size); break;

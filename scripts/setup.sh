@@ -12,6 +12,8 @@ missing=""
 pkg-config --exists 'vips-cpp >= 8.14' 2>/dev/null || missing="$missing libvips-dev"
 # libheif for the AVIF encoder (native/encode/avif.cc); libvips-dev depends on it on Debian 12.
 pkg-config --exists 'libheif >= 1.15' 2>/dev/null || missing="$missing libheif-dev"
+pkg-config --exists zlib 2>/dev/null || missing="$missing zlib1g-dev"  # the PNG encoder (native/encode)
+pkg-config --exists libdeflate 2>/dev/null || missing="$missing libdeflate-dev"  # the PNG encoder
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"

@@ -1,0 +1,16 @@
+// encodePng(pixels, width, height, bands, options): the PNG encoder alone, on raw 8-bit pixels, for
+// the tests (test/engine/png.test.ts) and measurements; not part of the library's API.
+#pragma once
+
+#include <napi.h>
+
+namespace matte {
+
+/**
+ * encodePng(pixels: Buffer, width, height, bands 1-4, { threads?, stripeBytes?, deflate?: "libdeflate" | "zlib", libvips? }): Buffer.
+ * `libvips: true` writes the same pixels with libvips' pngsave as native/save.cc would have (the
+ * reference for size and structure). Runs on the calling thread.
+ */
+Napi::Value encode_png_probe(const Napi::CallbackInfo &info);
+
+}  // namespace matte
