@@ -168,6 +168,9 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   if (count < 1) throw unsupported_image("the image has no frames");
   if (count == 1) {
     frames.images.push_back(image);
+  } else if (options.strip && orientation == 1 && image.height() == count * page_height) {
+    frames.images.push_back(image);  // converted to sRGB below: per pixel, the same on the strip
+    frames.strip_pages = count;
   } else {
     for (int i = 0; i < count; i++) frames.images.push_back(image.crop(0, i * page_height, image.width(), page_height));
   }

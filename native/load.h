@@ -17,6 +17,7 @@ struct LoadOptions {
   Limits limits;
   const Step *first_step = nullptr;  // a resize here allows shrink-on-load
   bool strict = false;  // fail on the decoder's warnings too (corrupt data it would otherwise skip)
+  bool strip = false;   // keep an animation as one strip of frames (frames.h), not split
 };
 
 /** `data` must stay alive until the pipeline's output has been encoded. */

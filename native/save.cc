@@ -18,7 +18,8 @@ VImage join_frames(const Frames &frames) {
     out.remove(VIPS_META_PAGE_HEIGHT);
     return out;
   }
-  VImage out = VImage::arrayjoin(frames.images, VImage::option()->set("across", 1)).copy();
+  VImage out = frames.is_strip() ? frames.images.front().copy()
+                                 : VImage::arrayjoin(frames.images, VImage::option()->set("across", 1)).copy();
   out.set(VIPS_META_PAGE_HEIGHT, frames.height());
   out.set("delay", frames.delays);
   out.set("loop", frames.loop);
@@ -59,7 +60,10 @@ void save_avif(const VImage &image, void **data, size_t *size) { encode_avif(ima
 Encoded save(const Frames &frames, Format format, int quality) {
   // Formats that cannot animate get the first frame only.
   Frames used = frames;
-  if (!can_animate(format) && used.count() > 1) used.images.resize(1);
+  if (!can_animate(format) && used.count() > 1) {
+    used.split();
+    used.images.resize(1);
+  }
   VImage image = join_frames(used);
 
   Encoded out{nullptr, 0, used.width(), used.height(), used.count()};

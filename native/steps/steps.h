@@ -31,6 +31,8 @@ struct ResizeGeometry {
 ResizeGeometry resize_geometry(int width, int height, const Step &step);
 
 vips::VImage resize(const vips::VImage &in, const ResizeGeometry &geometry);
+/** The scale part of a resize (scaled_width x scaled_height a frame) on a strip of `pages` frames. */
+vips::VImage resize_strip(const vips::VImage &strip, int pages, const ResizeGeometry &geometry);
 vips::VImage rotate(const vips::VImage &in, const Step &step);
 vips::VImage flip(const vips::VImage &in, const Step &step);
 vips::VImage blur(const vips::VImage &in, const Step &step);

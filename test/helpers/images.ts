@@ -89,7 +89,7 @@ export function formatOf(b: Buffer): string {
 }
 
 /** An animated GIF whose frame i is filled with colours[i] (gifenc, pure JS). */
-export function makeGif(width: number, height: number, colours: Array<[number, number, number]>, options: { delay?: number; repeat?: number; frameFn?: (i: number) => PixelFn } = {}): Buffer {
+export function makeGif(width: number, height: number, colours: Array<[number, number, number]>, options: { delay?: number; delays?: number[]; repeat?: number; frameFn?: (i: number) => PixelFn } = {}): Buffer {
   const gif = GIFEncoder();
   colours.forEach((colour, i) => {
     const rgba = new Uint8Array(width * height * 4);
@@ -100,7 +100,7 @@ export function makeGif(width: number, height: number, colours: Array<[number, n
       }
     const palette = quantize(rgba, 256);
     const index = applyPalette(rgba, palette);
-    gif.writeFrame(index, width, height, { palette, delay: options.delay ?? 100, repeat: options.repeat ?? 0 });
+    gif.writeFrame(index, width, height, { palette, delay: options.delays?.[i] ?? options.delay ?? 100, repeat: options.repeat ?? 0 });
   });
   gif.finish();
   return Buffer.from(gif.bytes());
