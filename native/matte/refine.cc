@@ -17,6 +17,7 @@
 #include "refine.h"
 
 #include "../errors.h"
+#include "guided_filter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +54,10 @@ RefineParams refine_params() {
       else if (key == "fit") p.fit = float(v);
       else if (key == "smooth") p.smooth = int(v);
       else if (key == "floor") p.floor = int(v);
+      else if (key == "method") p.method = int(v);
+      else if (key == "gradius") p.guided_radius = int(v);
+      else if (key == "geps") p.guided_eps = float(v);
+      else if (key == "gstretch") p.guided_stretch = float(v);
       else if (key == "ceiling") p.ceiling = int(v);
     }
     start = end + 1;
@@ -68,6 +73,10 @@ RefineParams refine_params() {
   p.fit = std::max(p.fit, 1e-3f);
   p.smooth = std::clamp(p.smooth, 0, 1);
   p.stretch = std::max(p.stretch, 0.0f);
+  p.method = std::clamp(p.method, 0, 1);
+  p.guided_radius = std::clamp(p.guided_radius, 1, 64);
+  p.guided_eps = std::clamp(p.guided_eps, 1e-8f, 10.0f);
+  p.guided_stretch = std::clamp(p.guided_stretch, 0.0f, 100.0f);
   p.floor = std::clamp(p.floor, 0, 255);
   p.ceiling = std::clamp(p.ceiling, p.floor, 255);
   return p;
@@ -216,7 +225,10 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   vips::VImage rgb = rgb_in.copy_memory();
   const int W = rgb.width(), H = rgb.height();
   const uint8_t *image = static_cast<const uint8_t *>(rgb.data());
-  ColourModels models = colour_models(model_rgb, matte, mw, mh, p);
+  ColourModels models;
+  GuidedCoefficients guided;
+  if (p.method == 1) guided = guided_coefficients(model_rgb, matte, mw, mh, p.guided_radius, p.guided_eps);
+  else models = colour_models(model_rgb, matte, mw, mh, p);
   std::vector<uint8_t> band = unknown_band(matte, mw, mh, p);
   Taps tx = taps(W, mw), ty = taps(H, mh);
 
@@ -230,7 +242,15 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
       const size_t k[4] = {size_t(r0 + c0), size_t(r0 + c1), size_t(r1 + c0), size_t(r1 + c1)};
       const float w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
       float a = (w[0] * matte[k[0]] + w[1] * matte[k[1]] + w[2] * matte[k[2]] + w[3] * matte[k[3]]) * (1.0f / 255);
-      if (band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]]) {
+      if (p.method == 1 && (band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]])) {
+        const uint8_t *I = image + (size_t(y) * W + x) * 3;
+        float q = 0;
+        for (int j = 0; j < 4; j++) {
+          const float *aj = &guided.a[k[j] * 3];
+          q += w[j] * (aj[0] * I[0] + aj[1] * I[1] + aj[2] * I[2]) * (1.0f / 255) + w[j] * guided.b[k[j]];
+        }
+        a = std::clamp((q - 0.5f) * p.guided_stretch + 0.5f, 0.0f, 1.0f);
+      } else if (band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]]) {
         float sharp = std::clamp((a - 0.5f) * p.stretch + 0.5f, 0.0f, 1.0f);
         // Colour models interpolated with their trust as weight (a model pixel without both
         // colours nearby contributes nothing).

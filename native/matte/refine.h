@@ -28,6 +28,13 @@ struct RefineParams {
   int smooth = 1;
   // Where it is not trusted, the model's matte is sharpened around 0.5 by this factor.
   float stretch = 3.0f;
+  // The estimate in the band: 0, the colour lines above; 1, the colour-guided filter fitted at the
+  // model's resolution (radius `guided_radius` model pixels, ridge `guided_eps`) and applied to the
+  // full-resolution image (guided_filter.h), then sharpened around 0.5 by `guided_stretch`.
+  int method = 0;
+  int guided_radius = 2;
+  float guided_eps = 1e-3f;
+  float guided_stretch = 1.0f;
   // Cleanup: values <= floor become 0, >= ceiling become 255 (0..255).
   int floor = 24, ceiling = 231;
 };
