@@ -114,19 +114,29 @@ struct Case {
 
 struct Scores {
   double iou = 0, mae = 0, edge = 0;
+  // Of the edge-band error sum (as shares of the band's pixel count): where the truth is partial;
+  // where it is 0 or 255 and the prediction is on the wrong side of 128; on the right side.
+  double partial = 0, wrong = 0, soft = 0;
 };
 Scores score(const uint8_t *p, const Case &c) {
   long inter = 0, uni = 0, bandCount = 0;
-  double sum = 0, bandSum = 0;
+  double sum = 0, bandSum = 0, partial = 0, wrong = 0, soft = 0;
   for (size_t i = 0; i < c.truth.size(); i++) {
     bool pi = p[i] >= 128, ti = c.truth[i] >= 128;
     inter += pi && ti;
     uni += pi || ti;
     int d = std::abs(int(p[i]) - int(c.truth[i]));
     sum += d;
-    if (c.band[i]) bandSum += d, bandCount++;
+    if (c.band[i]) {
+      bandSum += d, bandCount++;
+      if (c.truth[i] > 0 && c.truth[i] < 255) partial += d;
+      else if (pi != ti) wrong += d;
+      else soft += d;
+    }
   }
-  return {uni ? double(inter) / uni : 1, sum / c.truth.size(), bandCount ? bandSum / bandCount : 0};
+  const double bn = std::max(1L, bandCount);
+  return {uni ? double(inter) / uni : 1, sum / c.truth.size(), bandCount ? bandSum / bandCount : 0,
+          partial / bn, wrong / bn, soft / bn};
 }
 
 }  // namespace
@@ -202,14 +212,16 @@ int main(int argc, char **argv) {
     VImage up = stretch(VImage(m), c.rgb.width(), c.rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
     Scores s = score(static_cast<const uint8_t *>(up.data()), c);
     plain.iou += s.iou, plain.mae += s.mae, plain.edge += s.edge;
+    plain.partial += s.partial, plain.wrong += s.wrong, plain.soft += s.soft;
     found.push_back(s.iou >= 0.9);
     if (s.iou >= 0.9) plain_found_edge += s.edge, nfound++;
     if (verbose) std::printf("  plain %s\tIoU %.3f\tMAE %.2f\tedge %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge);
   }
   const double n = double(cases.size());
-  std::printf("%s %s: %zu composites, %d found\nplain\tIoU %.4f\tMAE %.2f\tedge %.2f\tfound-edge %.2f\n",
+  std::printf("%s %s: %zu composites, %d found\nplain\tIoU %.4f\tMAE %.2f\tedge %.2f\tfound-edge %.2f\t"
+              "(partial %.2f wrong %.2f soft %.2f)\n",
               model_name.c_str(), split.c_str(), cases.size(), nfound, plain.iou / n, plain.mae / n, plain.edge / n,
-              plain_found_edge / std::max(1, nfound));
+              plain_found_edge / std::max(1, nfound), plain.partial / n, plain.wrong / n, plain.soft / n);
   for (const std::string &set : sets) {
     setenv("MATTE_REFINE_PARAMS", set.c_str(), 1);
     matte::RefineParams params = matte::refine_params();
@@ -222,12 +234,15 @@ int main(int argc, char **argv) {
       ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       Scores s = score(static_cast<const uint8_t *>(out.data()), c);
       total.iou += s.iou, total.mae += s.mae, total.edge += s.edge;
+      total.partial += s.partial, total.wrong += s.wrong, total.soft += s.soft;
       if (found[k]) found_edge += s.edge;
-      if (verbose) std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge);
+      if (verbose) std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tpartial %.2f wrong %.2f soft %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge, s.partial, s.wrong, s.soft);
     }
-    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\t%.1f ms/image\n",
+    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\t%.1f ms/image\t"
+                "(partial %.2f wrong %.2f soft %.2f)\n",
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
-                found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1), ms / n);
+                found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1), ms / n,
+                total.partial / n, total.wrong / n, total.soft / n);
     std::fflush(stdout);
   }
   return 0;

@@ -1,0 +1,93 @@
+#include "edge_colour.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace matte {
+
+namespace {
+
+// The alpha that best explains I as a blend of F and B, and how much it can be trusted (0..1).
+struct Blend {
+  float alpha, trust;
+};
+Blend blend(const uint8_t *I, const float *F, const float *B, const EdgeColourParams &p) {
+  float dot = 0, len2 = 0;
+  for (int c = 0; c < 3; c++) {
+    float d = F[c] - B[c];
+    dot += (I[c] - B[c]) * d;
+    len2 += d * d;
+  }
+  if (len2 < 1) return {0, 0};
+  float a = std::clamp(dot / len2, 0.0f, 1.0f);
+  float residual2 = 0;
+  for (int c = 0; c < 3; c++) {
+    float d = I[c] - (B[c] + a * (F[c] - B[c]));
+    residual2 += d * d;
+  }
+  float fits = std::max(0.0f, 1.0f - std::sqrt(residual2) / std::max(1.0f, p.fit));
+  float separated = std::min(1.0f, std::sqrt(len2) / std::max(1.0f, p.separation));
+  return {a, fits * separated};
+}
+
+}  // namespace
+
+void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p) {
+  if (p.radius <= 0) return;
+  const int r = p.radius, fg = p.sure, bg = 255 - p.sure;
+  std::vector<uint8_t> source(alpha);  // samples are read from the matte before this step
+  for (int y = 0; y < H; y++) {
+    const int y0 = std::max(0, y - r), y1 = std::min(H - 1, y + r);
+    for (int x = 0; x < W; x++) {
+      const size_t i = size_t(y) * W + x;
+      const uint8_t v = source[i];
+      if (v == 0 || v == 255) {
+        if (!p.wide) continue;
+        const bool in = v >= 128;
+        const bool next = (x > 0 && (source[i - 1] >= 128) != in) || (x + 1 < W && (source[i + 1] >= 128) != in) ||
+                          (y > 0 && (source[i - W] >= 128) != in) || (y + 1 < H && (source[i + W] >= 128) != in);
+        if (!next) continue;
+      }
+      const int x0 = std::max(0, x - r), x1 = std::min(W - 1, x + r);
+      const uint8_t *I = rgb + i * 3;
+      Blend best{0, 0};
+      if (!p.pairs) {
+        float F[3] = {0, 0, 0}, B[3] = {0, 0, 0};
+        int nf = 0, nb = 0;
+        for (int yy = y0; yy <= y1; yy++)
+          for (int xx = x0; xx <= x1; xx++) {
+            const size_t j = size_t(yy) * W + xx;
+            const uint8_t *c = rgb + j * 3;
+            if (source[j] >= fg) F[0] += c[0], F[1] += c[1], F[2] += c[2], nf++;
+            else if (source[j] <= bg) B[0] += c[0], B[1] += c[1], B[2] += c[2], nb++;
+          }
+        if (!nf || !nb) continue;
+        for (int c = 0; c < 3; c++) F[c] /= nf, B[c] /= nb;
+        best = blend(I, F, B, p);
+      } else {
+        // Every foreground sample against every background sample: the pair whose blend lies
+        // closest to I (as the sampling-based matting methods choose).
+        float fs[81][3], bs[81][3];
+        int nf = 0, nb = 0;
+        for (int yy = y0; yy <= y1; yy++)
+          for (int xx = x0; xx <= x1; xx++) {
+            const size_t j = size_t(yy) * W + xx;
+            const uint8_t *c = rgb + j * 3;
+            if (source[j] >= fg && nf < 81) fs[nf][0] = c[0], fs[nf][1] = c[1], fs[nf][2] = c[2], nf++;
+            else if (source[j] <= bg && nb < 81) bs[nb][0] = c[0], bs[nb][1] = c[1], bs[nb][2] = c[2], nb++;
+          }
+        if (!nf || !nb) continue;
+        float best_score = -1;
+        for (int f = 0; f < nf; f++)
+          for (int b = 0; b < nb; b++) {
+            Blend e = blend(I, fs[f], bs[b], p);
+            if (e.trust > best_score) best_score = e.trust, best = e;
+          }
+      }
+      const float a = best.trust * best.alpha + (1 - best.trust) * (v * (1.0f / 255));
+      alpha[i] = uint8_t(std::lround(std::clamp(a, 0.0f, 1.0f) * 255));
+    }
+  }
+}
+
+}  // namespace matte

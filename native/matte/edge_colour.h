@@ -1,0 +1,28 @@
+// The last step of the refinement at full resolution: in the thin transition between the refined
+// matte's foreground and background, alpha is solved from the pixel's own colour and the colours
+// of the sure foreground and background pixels right next to it (a few full-resolution pixels),
+// by the compositing equation I = aF + (1 - a)B. This recovers the partial alpha of anti-aliased
+// and soft edges, which no smoothing of the model's matte can. Used by refine.cc.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace matte {
+
+struct EdgeColourParams {
+  int radius = 2;            // full-resolution pixels searched for samples; 0: off
+  int sure = 250;            // alpha >= sure: a foreground sample; <= 255 - sure: a background one
+  float separation = 40.0f;  // |F - B| (RGB units) from which the estimate is fully trusted
+  float fit = 12.0f;         // distance of I from the line B..F at which it is not trusted at all
+  int pairs = 1;             // 0: F and B are the window's means; 1: the sample pair that best explains I
+  int wide = 1;              // 1: also the 0 and 255 pixels next to the other side of 128
+};
+
+/**
+ * Re-estimates `alpha` (W x H, 0..255, in place) at the pixels with 0 < alpha < 255 that have both
+ * a foreground and a background sample within `radius`, from `rgb` (W x H interleaved RGB).
+ */
+void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p);
+
+}  // namespace matte
