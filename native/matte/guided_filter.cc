@@ -6,32 +6,39 @@ namespace matte {
 
 namespace {
 
-// The mean over the (2r+1)^2 window clipped to the image, in place: running sums along rows, then
-// along columns (O(1) a pixel whatever r).
+// The mean over the (2r+1)^2 window clipped to the image, in place: running sums along each row,
+// then running sums of whole rows (row by row, so that memory is read in order), O(1) a pixel
+// whatever r.
 void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float> &scratch) {
-  scratch.resize(std::max(w, h));
+  scratch.resize(size_t(w) * (h + 1));
+  float *rows = scratch.data();                 // the row-filtered plane (h rows)
+  float *sum = scratch.data() + size_t(w) * h;  // the running vertical sum (one row)
   for (int y = 0; y < h; y++) {
-    float *row = &plane[size_t(y) * w];
-    double sum = 0;
-    for (int x = 0; x < std::min(w, r); x++) sum += row[x];
+    const float *in = &plane[size_t(y) * w];
+    float *row = rows + size_t(y) * w;
+    double run = 0;
+    for (int x = 0; x < std::min(w, r); x++) run += in[x];
     for (int x = 0; x < w; x++) {
-      if (x + r < w) sum += row[x + r];
-      if (x - r - 1 >= 0) sum -= row[x - r - 1];
-      int n = std::min(w - 1, x + r) - std::max(0, x - r) + 1;
-      scratch[x] = float(sum / n);
+      if (x + r < w) run += in[x + r];
+      if (x - r - 1 >= 0) run -= in[x - r - 1];
+      row[x] = float(run / (std::min(w - 1, x + r) - std::max(0, x - r) + 1));
     }
-    std::copy_n(scratch.begin(), w, row);
   }
-  for (int x = 0; x < w; x++) {
-    double sum = 0;
-    for (int y = 0; y < std::min(h, r); y++) sum += plane[size_t(y) * w + x];
-    for (int y = 0; y < h; y++) {
-      if (y + r < h) sum += plane[size_t(y + r) * w + x];
-      if (y - r - 1 >= 0) sum -= plane[size_t(y - r - 1) * w + x];
-      int n = std::min(h - 1, y + r) - std::max(0, y - r) + 1;
-      scratch[y] = float(sum / n);
+  std::fill(sum, sum + w, 0.0f);
+  for (int y = 0; y < std::min(h, r); y++)
+    for (int x = 0; x < w; x++) sum[x] += rows[size_t(y) * w + x];
+  for (int y = 0; y < h; y++) {
+    if (y + r < h) {
+      const float *add = rows + size_t(y + r) * w;
+      for (int x = 0; x < w; x++) sum[x] += add[x];
     }
-    for (int y = 0; y < h; y++) plane[size_t(y) * w + x] = scratch[y];
+    if (y - r - 1 >= 0) {
+      const float *sub = rows + size_t(y - r - 1) * w;
+      for (int x = 0; x < w; x++) sum[x] -= sub[x];
+    }
+    const float n = float(std::min(h - 1, y + r) - std::max(0, y - r) + 1);
+    float *out = &plane[size_t(y) * w];
+    for (int x = 0; x < w; x++) out[x] = sum[x] / n;
   }
 }
 

@@ -148,11 +148,11 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   vips::VImage rgb = rgb_in.copy_memory();
   const int W = rgb.width(), H = rgb.height();
   const uint8_t *image = static_cast<const uint8_t *>(rgb.data());
-  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps);
   std::vector<uint8_t> band = unknown_band(matte, mw, mh, p);
   Taps tx = taps(W, mw), ty = taps(H, mh);
   const double upscale = std::sqrt(double(W) * H / (double(mw) * mh));
   const float stretch = p.stretch + p.stretch_per_upscale * float(std::max(0.0, upscale - 1));
+  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps);
 
   std::vector<uint8_t> out(size_t(W) * H);
   for (int y = 0; y < H; y++) {

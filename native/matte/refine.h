@@ -20,7 +20,7 @@ struct RefineParams {
   // The colour-guided filter (guided_filter.h): alpha ~ a . I + b fitted over windows of
   // `radius` model pixels with the ridge `eps` (colours in 0..1), applied to the full-resolution
   // image.
-  int radius = 3;
+  int radius = 4;
   float eps = 1e-4f;
   // Its output sharpened around 0.5 by `stretch`, plus `stretch_per_upscale` for every unit of
   // upscale factor (full size / model size) above 1: the more the model's matte is enlarged, the

@@ -7,6 +7,7 @@
 //
 //   sh bench/quality/tune/build.sh
 //   bench/quality/data/refine-tune MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
+//   bench/quality/data/refine-tune MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 //
 // SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
 #include "../../../native/matte/model.h"
@@ -149,6 +150,39 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string model_name = argv[1], split = argv[2];
+  if (split.rfind("--time=", 0) == 0) {
+    // Model inference, the plain upscale and the refinement of one image, each timed on its own
+    // (three runs each, alternated, the median).
+    matte::ModelSpec spec = spec_of(model_name);
+    matte::Model model(spec);
+    VImage rgb = VImage::new_from_file(split.substr(7).c_str()).colourspace(VIPS_INTERPRETATION_sRGB).copy_memory();
+    if (rgb.bands() != 3) rgb = rgb.extract_band(0, VImage::option()->set("n", 3)).copy_memory();
+    VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+    std::vector<uint8_t> matte;
+    std::vector<double> infer_ms, plain_ms, refine_ms;
+    auto ms_since = [](auto start) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int run = 0; run < 3; run++) {
+      auto t0 = std::chrono::steady_clock::now();
+      matte = model.infer(to_planar(small, spec));
+      infer_ms.push_back(ms_since(t0));
+      t0 = std::chrono::steady_clock::now();
+      VipsImage *m = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width, spec.input_height,
+                                                     1, VIPS_FORMAT_UCHAR);
+      stretch(VImage(m), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
+      plain_ms.push_back(ms_since(t0));
+      t0 = std::chrono::steady_clock::now();
+      matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                          spec.input_height, matte::refine_params());
+      refine_ms.push_back(ms_since(t0));
+    }
+    auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[1]; };
+    std::printf("%s %dx%d: inference %.0f ms, plain upscale %.0f ms, refine %.0f ms (%.1f%% of inference)\n",
+                model_name.c_str(), rgb.width(), rgb.height(), median(infer_ms), median(plain_ms), median(refine_ms),
+                100 * median(refine_ms) / median(infer_ms));
+    return 0;
+  }
   bool verbose = false;
   std::vector<std::string> sets;
   for (int i = 3; i < argc; i++) {
