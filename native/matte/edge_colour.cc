@@ -36,18 +36,54 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
   if (p.radius <= 0) return;
   const int r = p.radius, fg = p.sure, bg = 255 - p.sure;
   std::vector<uint8_t> source(alpha);  // samples are read from the matte before this step
+  // The pixels within `wide` pixels of a change of side of 128 (not only those at 1..254: the
+  // sharpened matte may have put the whole of an image's soft edge on one side).
+  std::vector<uint8_t> near(alpha.size(), 0);
+  {
+    std::vector<uint8_t> cross(alpha.size(), 0);
+    for (int y = 0; y < H; y++)
+      for (int x = 0; x < W; x++) {
+        const size_t i = size_t(y) * W + x;
+        const bool in = source[i] >= 128;
+        if (x + 1 < W && (source[i + 1] >= 128) != in) cross[i] = cross[i + 1] = 1;
+        if (y + 1 < H && (source[i + W] >= 128) != in) cross[i] = cross[i + W] = 1;
+      }
+    // Separable dilation by a (2 wide - 1)^2 square (wide 1: the crossing pixels themselves).
+    const int d = p.wide - 1;
+    std::vector<uint8_t> rows(alpha.size(), 0);
+    for (int y = 0; y < H; y++) {
+      const uint8_t *c = &cross[size_t(y) * W];
+      uint8_t *o = &rows[size_t(y) * W];
+      int last = -1 << 20;
+      for (int x = 0; x < W; x++) {
+        if (c[x]) last = x;
+        if (x - last <= d) o[x] = 1;
+      }
+      last = 1 << 20;
+      for (int x = W - 1; x >= 0; x--) {
+        if (c[x]) last = x;
+        if (last - x <= d) o[x] = 1;
+      }
+    }
+    for (int x = 0; x < W; x++) {
+      int last = -1 << 20;
+      for (int y = 0; y < H; y++) {
+        if (rows[size_t(y) * W + x]) last = y;
+        if (y - last <= d) near[size_t(y) * W + x] = 1;
+      }
+      last = 1 << 20;
+      for (int y = H - 1; y >= 0; y--) {
+        if (rows[size_t(y) * W + x]) last = y;
+        if (last - y <= d) near[size_t(y) * W + x] = 1;
+      }
+    }
+  }
   for (int y = 0; y < H; y++) {
     const int y0 = std::max(0, y - r), y1 = std::min(H - 1, y + r);
     for (int x = 0; x < W; x++) {
       const size_t i = size_t(y) * W + x;
       const uint8_t v = source[i];
-      if (v == 0 || v == 255) {
-        if (!p.wide) continue;
-        const bool in = v >= 128;
-        const bool next = (x > 0 && (source[i - 1] >= 128) != in) || (x + 1 < W && (source[i + 1] >= 128) != in) ||
-                          (y > 0 && (source[i - W] >= 128) != in) || (y + 1 < H && (source[i + W] >= 128) != in);
-        if (!next) continue;
-      }
+      if (!near[i]) continue;
       const int x0 = std::max(0, x - r), x1 = std::min(W - 1, x + r);
       const uint8_t *I = rgb + i * 3;
       Blend best{0, 0};

@@ -78,7 +78,7 @@ RefineParams refine_params() {
   p.edge.separation = std::max(p.edge.separation, 1e-3f);
   p.edge.fit = std::max(p.edge.fit, 1e-3f);
   p.edge.pairs = std::clamp(p.edge.pairs, 0, 1);
-  p.edge.wide = std::clamp(p.edge.wide, 0, 1);
+  p.edge.wide = std::clamp(p.edge.wide, 1, 8);
   p.floor = std::clamp(p.floor, 0, 255);
   p.ceiling = std::clamp(p.ceiling, p.floor, 255);
   return p;

@@ -26,7 +26,7 @@ struct RefineParams {
   // upscale factor (full size / model size) above 1: the more the model's matte is enlarged, the
   // softer its edge and the fitted slope.
   float stretch = 1.5f;
-  float stretch_per_upscale = 0.25f;
+  float stretch_per_upscale = 0.0f;
   // Then, at full resolution, the transition's alpha from its own colours (edge_colour.h).
   EdgeColourParams edge;
   // Cleanup: values <= floor become 0, >= ceiling become 255 (0..255).
