@@ -54,7 +54,7 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
     for (int y = 0; y < H; y++) {
       const uint8_t *c = &cross[size_t(y) * W];
       uint8_t *o = &rows[size_t(y) * W];
-      int last = -1 << 20;
+      int last = -(1 << 20);
       for (int x = 0; x < W; x++) {
         if (c[x]) last = x;
         if (x - last <= d) o[x] = 1;
@@ -66,7 +66,7 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
       }
     }
     for (int x = 0; x < W; x++) {
-      int last = -1 << 20;
+      int last = -(1 << 20);
       for (int y = 0; y < H; y++) {
         if (rows[size_t(y) * W + x]) last = y;
         if (y - last <= d) near[size_t(y) * W + x] = 1;
