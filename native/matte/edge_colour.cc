@@ -65,16 +65,12 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
         if (last - x <= d) o[x] = 1;
       }
     }
-    for (int x = 0; x < W; x++) {
-      int last = -(1 << 20);
-      for (int y = 0; y < H; y++) {
-        if (rows[size_t(y) * W + x]) last = y;
-        if (y - last <= d) near[size_t(y) * W + x] = 1;
-      }
-      last = 1 << 20;
-      for (int y = H - 1; y >= 0; y--) {
-        if (rows[size_t(y) * W + x]) last = y;
-        if (last - y <= d) near[size_t(y) * W + x] = 1;
+    // Vertically, whole rows at a time (memory read in order).
+    for (int y = 0; y < H; y++) {
+      uint8_t *o = &near[size_t(y) * W];
+      for (int yy = std::max(0, y - d); yy <= std::min(H - 1, y + d); yy++) {
+        const uint8_t *in = &rows[size_t(yy) * W];
+        for (int x = 0; x < W; x++) o[x] |= in[x];
       }
     }
   }
