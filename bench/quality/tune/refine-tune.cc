@@ -1,0 +1,284 @@
+// The refinement's parameter search, fast: the model runs once per composite (its input image and
+// matte are cached in bench/quality/data/cache/MODEL/), then native/matte/refine.cc runs on the
+// cache with every parameter set given, scored as bench/quality/score.ts scores (IoU at 0.5, MAE,
+// edge-band MAE, the same edge band). The same code as the addon (refine.cc, model.cc), the same
+// resampling (libvips Lanczos 3 down to the model, linear up for the plain matte); what it leaves
+// out is the PNG decoding and encoding. Final figures come from score.ts, never from here.
+//
+//   sh bench/quality/tune/build.sh
+//   bench/quality/data/refine-tune MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
+//   bench/quality/data/refine-tune MODEL --time=IMAGE     # the refinement's own cost on IMAGE
+//
+// SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
+#include "../../../native/matte/model.h"
+#include "../../../native/matte/refine.h"
+
+#include <vips/vips8>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <dirent.h>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using vips::VImage;
+
+namespace {
+
+const std::string kData = "bench/quality/data";
+
+// As native/steps/remove_background.cc.
+VImage stretch(const VImage &in, int width, int height, VipsKernel kernel) {
+  VImage out = in.resize(double(width) / in.width(),
+                         VImage::option()->set("vscale", double(height) / in.height())->set("kernel", kernel));
+  if (out.width() != width || out.height() != height)
+    out = out.embed(0, 0, width, height, VImage::option()->set("extend", VIPS_EXTEND_COPY)).crop(0, 0, width, height);
+  return out;
+}
+
+std::vector<float> to_planar(const VImage &rgb, const matte::ModelSpec &spec) {
+  const size_t pixels = size_t(rgb.width()) * rgb.height();
+  const uint8_t *data = static_cast<const uint8_t *>(rgb.data());
+  double divide = spec.divide;
+  if (divide <= 0) divide = std::max<double>(1, *std::max_element(data, data + pixels * 3));
+  std::vector<float> chw(pixels * 3);
+  for (size_t i = 0; i < pixels; i++)
+    for (int c = 0; c < 3; c++)
+      chw[c * pixels + i] = float(data[i * 3 + c] / (divide * spec.std[c]) - spec.mean[c] / spec.std[c]);
+  return chw;
+}
+
+// models/registry.json's two entries.
+matte::ModelSpec spec_of(const std::string &name) {
+  matte::ModelSpec s;
+  s.path = std::string(std::getenv("HOME")) + "/.cache/matte/models/" + name + ".onnx";
+  if (name == "u2netp") {
+    s.input_width = s.input_height = 320;
+    s.divide = 0;
+    s.mean = {0.485, 0.456, 0.406};
+    s.std = {0.229, 0.224, 0.225};
+    s.output = "1959";
+    s.postprocess = matte::ModelSpec::Postprocess::MinMax;
+  } else if (name == "isnet") {
+    s.input_width = s.input_height = 1024;
+    s.divide = 1;
+    s.mean = {128, 128, 128};
+    s.std = {256, 256, 256};
+    s.output = "output";
+    s.postprocess = matte::ModelSpec::Postprocess::Clamp;
+  } else {
+    throw std::runtime_error("unknown model " + name);
+  }
+  return s;
+}
+
+std::vector<uint8_t> read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+void write_file(const std::string &path, const void *data, size_t n) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char *>(data), std::streamsize(n));
+}
+
+// As bench/quality/metrics.ts.
+std::vector<uint8_t> edge_band(const uint8_t *t, int w, int h, int r) {
+  std::vector<uint8_t> edge(size_t(w) * h), band(size_t(w) * h);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      size_t i = size_t(y) * w + x;
+      bool in = t[i] >= 128;
+      if ((x + 1 < w && (t[i + 1] >= 128) != in) || (y + 1 < h && (t[i + w] >= 128) != in)) edge[i] = 1;
+    }
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      if (!edge[size_t(y) * w + x]) continue;
+      for (int yy = std::max(0, y - r); yy <= std::min(h - 1, y + r); yy++)
+        for (int xx = std::max(0, x - r); xx <= std::min(w - 1, x + r); xx++) band[size_t(yy) * w + xx] = 1;
+    }
+  for (size_t i = 0; i < band.size(); i++)
+    if (t[i] > 0 && t[i] < 255) band[i] = 1;
+  return band;
+}
+
+struct Case {
+  std::string name;
+  VImage rgb;
+  std::vector<uint8_t> small, matte, truth, band;
+};
+
+struct Scores {
+  double iou = 0, mae = 0, edge = 0;
+  // Of the edge-band error sum (as shares of the band's pixel count): where the truth is partial;
+  // where it is 0 or 255 and the prediction is on the wrong side of 128; on the right side.
+  double partial = 0, wrong = 0, soft = 0;
+};
+Scores score(const uint8_t *p, const Case &c) {
+  long inter = 0, uni = 0, bandCount = 0;
+  double sum = 0, bandSum = 0, partial = 0, wrong = 0, soft = 0;
+  for (size_t i = 0; i < c.truth.size(); i++) {
+    bool pi = p[i] >= 128, ti = c.truth[i] >= 128;
+    inter += pi && ti;
+    uni += pi || ti;
+    int d = std::abs(int(p[i]) - int(c.truth[i]));
+    sum += d;
+    if (c.band[i]) {
+      bandSum += d, bandCount++;
+      if (c.truth[i] > 0 && c.truth[i] < 255) partial += d;
+      else if (pi != ti) wrong += d;
+      else soft += d;
+    }
+  }
+  const double bn = std::max(1L, bandCount);
+  return {uni ? double(inter) / uni : 1, sum / c.truth.size(), bandCount ? bandSum / bandCount : 0,
+          partial / bn, wrong / bn, soft / bn};
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (VIPS_INIT(argv[0])) return 1;
+  vips_concurrency_set(1);
+  if (argc < 3) {
+    std::cerr << "usage: refine-tune MODEL SPLIT [--verbose] [params...]\n";
+    return 2;
+  }
+  std::string model_name = argv[1], split = argv[2];
+  if (split.rfind("--time=", 0) == 0) {
+    // Model inference, the plain upscale and the refinement of one image, each timed on its own
+    // (three runs each, alternated, the median).
+    matte::ModelSpec spec = spec_of(model_name);
+    matte::Model model(spec);
+    VImage rgb = VImage::new_from_file(split.substr(7).c_str()).colourspace(VIPS_INTERPRETATION_sRGB).copy_memory();
+    if (rgb.bands() != 3) rgb = rgb.extract_band(0, VImage::option()->set("n", 3)).copy_memory();
+    VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+    std::vector<uint8_t> matte;
+    std::vector<double> infer_ms, plain_ms, refine_ms;
+    // CPU time of this process (libvips runs on one thread here, see vips_concurrency_set): less
+    // disturbed by the other work on a shared machine than the wall clock.
+    auto ms_since = [](std::clock_t start) { return 1000.0 * double(std::clock() - start) / CLOCKS_PER_SEC; };
+    for (int run = 0; run < 3; run++) {
+      std::clock_t t0 = std::clock();
+      matte = model.infer(to_planar(small, spec));
+      infer_ms.push_back(ms_since(t0));
+      t0 = std::clock();
+      VipsImage *m = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width, spec.input_height,
+                                                     1, VIPS_FORMAT_UCHAR);
+      stretch(VImage(m), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
+      plain_ms.push_back(ms_since(t0));
+      t0 = std::clock();
+      matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                          spec.input_height, matte::refine_params());
+      refine_ms.push_back(ms_since(t0));
+    }
+    auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[1]; };
+    std::printf("%s %dx%d (CPU time): inference %.0f ms, plain upscale %.0f ms, refine %.0f ms (%.1f%% of inference)\n",
+                model_name.c_str(), rgb.width(), rgb.height(), median(infer_ms), median(plain_ms), median(refine_ms),
+                100 * median(refine_ms) / median(infer_ms));
+    return 0;
+  }
+  bool verbose = false;
+  std::vector<std::string> sets;
+  for (int i = 3; i < argc; i++) {
+    if (std::string(argv[i]) == "--verbose") verbose = true;
+    else sets.push_back(argv[i]);
+  }
+  if (sets.empty()) sets.push_back("");
+  matte::ModelSpec spec = spec_of(model_name);
+  const int mw = spec.input_width, mh = spec.input_height;
+
+  std::vector<std::string> names;
+  DIR *dir = opendir((kData + "/composites").c_str());
+  if (!dir) throw std::runtime_error("no composites: run bench/quality/prepare.js first");
+  while (dirent *e = readdir(dir)) {
+    std::string n = e->d_name;
+    if (n.size() > 10 && n.substr(n.size() - 10) == ".alpha.png") names.push_back(n.substr(0, n.size() - 10));
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+
+  std::string cache = kData + "/cache/" + model_name;
+  mkdir((kData + "/cache").c_str(), 0755);
+  mkdir(cache.c_str(), 0755);
+  std::unique_ptr<matte::Model> model;
+  std::vector<Case> cases;
+  for (const std::string &name : names) {
+    int index = std::atoi(name.c_str());
+    if (split == "tune" && index % 2) continue;
+    if (split == "report" && !(index % 2)) continue;
+    Case c;
+    c.name = name;
+    c.rgb = VImage::new_from_file((kData + "/composites/" + name + ".png").c_str()).copy_memory();
+    if (c.rgb.bands() != 3) throw std::runtime_error(name + ": not RGB");
+    VImage truth = VImage::new_from_file((kData + "/composites/" + name + ".alpha.png").c_str()).extract_band(0);
+    size_t n = 0;
+    uint8_t *t = static_cast<uint8_t *>(truth.write_to_memory(&n));
+    c.truth.assign(t, t + n);
+    g_free(t);
+    c.band = edge_band(c.truth.data(), c.rgb.width(), c.rgb.height(), 4);
+    c.small = read_file(cache + "/" + name + ".small");
+    c.matte = read_file(cache + "/" + name + ".matte");
+    if (c.small.size() != size_t(mw) * mh * 3 || c.matte.size() != size_t(mw) * mh) {
+      if (!model) model = std::make_unique<matte::Model>(spec);
+      VImage small = stretch(c.rgb, mw, mh, VIPS_KERNEL_LANCZOS3).copy_memory();
+      const uint8_t *s = static_cast<const uint8_t *>(small.data());
+      c.small.assign(s, s + size_t(mw) * mh * 3);
+      c.matte = model->infer(to_planar(small, spec));
+      write_file(cache + "/" + name + ".small", c.small.data(), c.small.size());
+      write_file(cache + "/" + name + ".matte", c.matte.data(), c.matte.size());
+    }
+    cases.push_back(std::move(c));
+  }
+
+  // The plain matte (refine off) and which composites the model found (IoU >= 0.9).
+  Scores plain;
+  std::vector<bool> found;
+  double plain_found_edge = 0;
+  int nfound = 0;
+  for (const Case &c : cases) {
+    VipsImage *m = vips_image_new_from_memory_copy(c.matte.data(), c.matte.size(), mw, mh, 1, VIPS_FORMAT_UCHAR);
+    VImage up = stretch(VImage(m), c.rgb.width(), c.rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
+    Scores s = score(static_cast<const uint8_t *>(up.data()), c);
+    plain.iou += s.iou, plain.mae += s.mae, plain.edge += s.edge;
+    plain.partial += s.partial, plain.wrong += s.wrong, plain.soft += s.soft;
+    found.push_back(s.iou >= 0.9);
+    if (s.iou >= 0.9) plain_found_edge += s.edge, nfound++;
+    if (verbose) std::printf("  plain %s\tIoU %.3f\tMAE %.2f\tedge %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge);
+  }
+  const double n = double(cases.size());
+  std::printf("%s %s: %zu composites, %d found\nplain\tIoU %.4f\tMAE %.2f\tedge %.2f\tfound-edge %.2f\t"
+              "(partial %.2f wrong %.2f soft %.2f)\n",
+              model_name.c_str(), split.c_str(), cases.size(), nfound, plain.iou / n, plain.mae / n, plain.edge / n,
+              plain_found_edge / std::max(1, nfound), plain.partial / n, plain.wrong / n, plain.soft / n);
+  for (const std::string &set : sets) {
+    setenv("MATTE_REFINE_PARAMS", set.c_str(), 1);
+    matte::RefineParams params = matte::refine_params();
+    Scores total;
+    double found_edge = 0, ms = 0;
+    for (size_t k = 0; k < cases.size(); k++) {
+      const Case &c = cases[k];
+      auto start = std::chrono::steady_clock::now();
+      VImage out = matte::refine_matte(c.rgb, c.small.data(), c.matte, mw, mh, params);
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      Scores s = score(static_cast<const uint8_t *>(out.data()), c);
+      total.iou += s.iou, total.mae += s.mae, total.edge += s.edge;
+      total.partial += s.partial, total.wrong += s.wrong, total.soft += s.soft;
+      if (found[k]) found_edge += s.edge;
+      if (verbose) std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tpartial %.2f wrong %.2f soft %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge, s.partial, s.wrong, s.soft);
+    }
+    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\t%.1f ms/image\t"
+                "(partial %.2f wrong %.2f soft %.2f)\n",
+                set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
+                found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1), ms / n,
+                total.partial / n, total.wrong / n, total.soft / n);
+    std::fflush(stdout);
+  }
+  return 0;
+}

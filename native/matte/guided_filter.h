@@ -1,0 +1,26 @@
+// The colour-guided filter of He, Sun and Tang (ECCV 2010, TPAMI 2013), in its "fast" form (He and
+// Sun 2015): the local linear model alpha = a . I + b is fitted where both the matte and the image
+// are known (at the model's resolution), and applied where only the image is (at full resolution),
+// so the matte's edges follow the full-resolution image's edges. Used by refine.cc.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace matte {
+
+/** Per model pixel: the window-averaged coefficients of alpha = a . rgb + b (rgb and alpha in 0..1). */
+struct GuidedCoefficients {
+  std::vector<float> a;  // 3 values a pixel
+  std::vector<float> b;
+};
+
+/**
+ * Fits alpha ~ a . I + b over every (2r+1)^2 window of the model-sized image `rgb` (interleaved
+ * RGB, 0..255) and `matte` (0..255), with the ridge term `eps` (on 0..1 colours), and averages the
+ * coefficients over the windows covering each pixel, as the guided filter does.
+ */
+GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uint8_t> &matte, int width, int height,
+                                       int radius, float eps);
+
+}  // namespace matte
