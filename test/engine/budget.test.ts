@@ -7,26 +7,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_JOB_TIMEOUT_SECONDS, edit, loadModel, MatteError, removeBackground, type Operation } from '../../lib/index.js';
+import { DEFAULT_JOB_TIMEOUT_SECONDS, edit, loadModel, removeBackground, type Operation } from '../../lib/index.js';
 import { modelsDir } from '../../lib/models-dir.js';
 import { disc, gradient } from '../helpers/images.js';
+import { failure } from '../helpers/failure.js';
 
 const input = gradient(512, 512);
 /** 103 s on this machine through the server before issue 9 (a 10000 x 10000 upscale, then a blur of 250). */
 const UPSCALE_BLUR: Operation[] = [{ resize: { width: 10000, height: 10000, fit: 'cover' } }, { blur: 250 }];
 /** The generous bound for "stopped": a tenth of what the shortest of these plans takes. */
 const STOPPED_WITHIN_MS = 10_000;
-
-async function failure(job: Promise<unknown>): Promise<{ error: MatteError; ms: number }> {
-  const started = performance.now();
-  try {
-    await job;
-  } catch (error) {
-    assert.instance(error, MatteError);
-    return { error: error as MatteError, ms: performance.now() - started };
-  }
-  throw new Error('the job was expected to fail');
-}
 
 async function assertTimedOut(operations: Operation[], options: { format?: 'png' | 'jpeg' | 'webp'; timeout?: number } = {}, label = JSON.stringify(operations)) {
   const timeout = options.timeout ?? 1;

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PNG } from 'pngjs';
-import { edit, MatteError } from '../../lib/index.js';
+import { edit } from '../../lib/index.js';
 import { addon } from '../../lib/native.js';
 import { convert, makePng } from '../helpers/images.js';
+import { failure } from '../helpers/failure.js';
 
 const run = promisify(execFile);
 const SHARP_CHILD = fileURLToPath(new URL('./png-sharp-child.js', import.meta.url));
@@ -233,16 +234,6 @@ test('a job stopped by its budget while the encoder deflates: job_timeout or abo
   // deflate on one core), so the stop comes while it runs.
   const small = makePng(400, 300, (x, y) => [(x * 13) & 255, (y * 7) & 255, (x * y) & 255], { alpha: false });
   const plan = [{ resize: { width: 8000, height: 6000, fit: 'cover' as const } }, { saturation: 0.5 }];
-  const failure = async (job: Promise<unknown>) => {
-    const started = performance.now();
-    try {
-      await job;
-    } catch (error) {
-      assert.instance(error, MatteError);
-      return { error: error as MatteError, ms: performance.now() - started };
-    }
-    throw new Error('the job was expected to fail');
-  };
   const timedOut = await failure(edit(small, plan, { format: 'png', timeout: 0.3 }));
   assert.is(timedOut.error.code, 'job_timeout', timedOut.error.message);
   assert.ok(timedOut.ms < 10_000, `stopped after ${Math.round(timedOut.ms)} ms`);

@@ -1,0 +1,14 @@
+// A job that must fail: its MatteError and how long it took to fail (for "stopped within" bounds).
+import * as assert from 'uvu/assert';
+import { MatteError } from '../../lib/index.js';
+
+export async function failure(job: Promise<unknown>): Promise<{ error: MatteError; ms: number }> {
+  const started = performance.now();
+  try {
+    await job;
+  } catch (error) {
+    assert.instance(error, MatteError);
+    return { error: error as MatteError, ms: performance.now() - started };
+  }
+  throw new Error('the job was expected to fail');
+}
