@@ -16,8 +16,9 @@
 // 4. In the thin transition that is left, alpha is solved from the pixel's colour and its sure
 //    foreground and background neighbours (edge_colour.h): partial alpha of anti-aliased edges.
 // 5. Cleanup: values within `floor` of 0 become 0, within 255 - `ceiling` of 255 become 255.
-// Steps 3 to 5 run at full resolution in bands of rows on the job's threads (refine_bands.h);
-// every band writes only its own rows, so the matte is the same whatever the thread count.
+// Steps 3 to 5 run at full resolution in bands of rows on the job's threads (refine_bands.h), as
+// do the window means of step 1, one plane a band; every band writes only its own rows (planes),
+// so the matte is the same whatever the thread count.
 #include "refine.h"
 
 #include "../errors.h"
@@ -155,7 +156,7 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   Taps tx = taps(W, mw), ty = taps(H, mh);
   const double upscale = std::sqrt(double(W) * H / (double(mw) * mh));
   const float stretch = p.stretch + p.stretch_per_upscale * float(std::max(0.0, upscale - 1));
-  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps);
+  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps, budget);
 
   std::vector<uint8_t> out(size_t(W) * H);
   for_row_bands(H, [&](int first_row, int end_row) {

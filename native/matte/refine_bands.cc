@@ -24,8 +24,13 @@ constexpr int kBandRows = 16;
 }  // namespace
 
 void for_row_bands(int rows, const std::function<void(int, int)> &body, Budget *budget) {
-  if (rows <= 0) return;
-  const int bands = (rows + kBandRows - 1) / kBandRows;
+  for_bands(rows, kBandRows, body, budget);
+}
+
+void for_bands(int count, int per_band, const std::function<void(int, int)> &body, Budget *budget) {
+  if (count <= 0) return;
+  per_band = std::max(1, per_band);
+  const int bands = (count + per_band - 1) / per_band;
   const int threads = std::clamp(vips_concurrency_get(), 1, bands);
   std::atomic<int> next{0};
   std::atomic<bool> stop{false};
@@ -41,8 +46,8 @@ void for_row_bands(int rows, const std::function<void(int, int)> &body, Budget *
         }
         const int band = next.fetch_add(1);
         if (band >= bands) return;
-        const int first = band * kBandRows;
-        body(first, std::min(rows, first + kBandRows));
+        const int first = band * per_band;
+        body(first, std::min(count, first + per_band));
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);

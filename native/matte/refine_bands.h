@@ -21,4 +21,7 @@ class Budget;
  */
 void for_row_bands(int rows, const std::function<void(int first_row, int end_row)> &body, Budget *budget);
 
+/** The same over [0, count) in bands of `per_band` items (the guided fit's planes, one a band). */
+void for_bands(int count, int per_band, const std::function<void(int first, int end)> &body, Budget *budget);
+
 }  // namespace matte
