@@ -10,6 +10,8 @@
 //   bench/quality/data/refine-tune MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 //
 // SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
+#include "../../../native/budget.h"
+#include "../../../native/errors.h"
 #include "../../../native/matte/model.h"
 #include "../../../native/matte/refine.h"
 
@@ -225,7 +227,20 @@ int main(int argc, char **argv) {
     }
     if (same) std::printf("%s: the matte with 2, 3, 5 and 8 threads is byte-identical to the one-thread matte\n",
                           model_name.c_str());
-    return same ? 0 : 1;
+    // A job stopped before (or during) the refinement: its bands poll the budget and it throws.
+    matte::Budget stopped;
+    stopped.start(0);
+    stopped.cancel();
+    bool aborted = false;
+    try {
+      matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width, spec.input_height,
+                          matte::refine_params(), &stopped);
+    } catch (const matte::Error &e) {
+      aborted = e.code == "aborted";
+    }
+    std::printf("%s: a cancelled job's refinement %s\n", model_name.c_str(),
+                aborted ? "throws aborted" : "did NOT stop");
+    return same && aborted ? 0 : 1;
   }
   bool verbose = false;
   std::vector<std::string> sets;
