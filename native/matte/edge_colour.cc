@@ -1,5 +1,7 @@
 #include "edge_colour.h"
 
+#include "refine_bands.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -32,54 +34,55 @@ Blend blend(const uint8_t *I, const float *F, const float *B, const EdgeColourPa
 
 }  // namespace
 
-void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p) {
+void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,
+                          Budget *budget) {
   if (p.radius <= 0) return;
   const int r = p.radius, fg = p.sure, bg = 255 - p.sure;
   std::vector<uint8_t> source(alpha);  // samples are read from the matte before this step
   // The pixels within `wide` pixels of a change of side of 128 (not only those at 1..254: the
-  // sharpened matte may have put the whole of an image's soft edge on one side).
-  std::vector<uint8_t> near(alpha.size(), 0);
-  {
-    std::vector<uint8_t> cross(alpha.size(), 0);
-    for (int y = 0; y < H; y++)
+  // sharpened matte may have put the whole of an image's soft edge on one side), by a separable
+  // dilation by a (2 wide - 1)^2 square (wide 1: the crossing pixels themselves). Each pass writes
+  // only its own rows (refine_bands.h): first the crossings of a row and their dilation along it,
+  // then, once every row has them, the dilation across rows and the re-estimate.
+  const int d = p.wide - 1;
+  std::vector<uint8_t> rows(alpha.size(), 0);
+  for_row_bands(H, [&](int first_row, int end_row) {
+    std::vector<uint8_t> cross(W);
+    for (int y = first_row; y < end_row; y++) {
+      // A pixel crosses when one of its 4 neighbours lies on the other side of 128.
       for (int x = 0; x < W; x++) {
         const size_t i = size_t(y) * W + x;
         const bool in = source[i] >= 128;
-        if (x + 1 < W && (source[i + 1] >= 128) != in) cross[i] = cross[i + 1] = 1;
-        if (y + 1 < H && (source[i + W] >= 128) != in) cross[i] = cross[i + W] = 1;
+        cross[x] = (x + 1 < W && (source[i + 1] >= 128) != in) || (x > 0 && (source[i - 1] >= 128) != in) ||
+                   (y + 1 < H && (source[i + W] >= 128) != in) || (y > 0 && (source[i - W] >= 128) != in);
       }
-    // Separable dilation by a (2 wide - 1)^2 square (wide 1: the crossing pixels themselves).
-    const int d = p.wide - 1;
-    std::vector<uint8_t> rows(alpha.size(), 0);
-    for (int y = 0; y < H; y++) {
-      const uint8_t *c = &cross[size_t(y) * W];
       uint8_t *o = &rows[size_t(y) * W];
       int last = -(1 << 20);
       for (int x = 0; x < W; x++) {
-        if (c[x]) last = x;
+        if (cross[x]) last = x;
         if (x - last <= d) o[x] = 1;
       }
       last = 1 << 20;
       for (int x = W - 1; x >= 0; x--) {
-        if (c[x]) last = x;
+        if (cross[x]) last = x;
         if (last - x <= d) o[x] = 1;
       }
     }
+  }, budget);
+  for_row_bands(H, [&](int first_row, int end_row) {
+  std::vector<uint8_t> near(W);
+  for (int y = first_row; y < end_row; y++) {
     // Vertically, whole rows at a time (memory read in order).
-    for (int y = 0; y < H; y++) {
-      uint8_t *o = &near[size_t(y) * W];
-      for (int yy = std::max(0, y - d); yy <= std::min(H - 1, y + d); yy++) {
-        const uint8_t *in = &rows[size_t(yy) * W];
-        for (int x = 0; x < W; x++) o[x] |= in[x];
-      }
+    std::fill(near.begin(), near.end(), 0);
+    for (int yy = std::max(0, y - d); yy <= std::min(H - 1, y + d); yy++) {
+      const uint8_t *in = &rows[size_t(yy) * W];
+      for (int x = 0; x < W; x++) near[x] |= in[x];
     }
-  }
-  for (int y = 0; y < H; y++) {
     const int y0 = std::max(0, y - r), y1 = std::min(H - 1, y + r);
     for (int x = 0; x < W; x++) {
       const size_t i = size_t(y) * W + x;
       const uint8_t v = source[i];
-      if (!near[i]) continue;
+      if (!near[x]) continue;
       const int x0 = std::max(0, x - r), x1 = std::min(W - 1, x + r);
       const uint8_t *I = rgb + i * 3;
       Blend best{0, 0};
@@ -120,6 +123,7 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
       alpha[i] = uint8_t(std::lround(std::clamp(a, 0.0f, 1.0f) * 255));
     }
   }
+  }, budget);
 }
 
 }  // namespace matte

@@ -1,5 +1,7 @@
 #include "guided_filter.h"
 
+#include "refine_bands.h"
+
 #include <algorithm>
 
 namespace matte {
@@ -45,9 +47,8 @@ void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float>
 }  // namespace
 
 GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uint8_t> &matte, int w, int h,
-                                       int r, float eps) {
+                                       int r, float eps, Budget *budget) {
   const size_t n = size_t(w) * h;
-  std::vector<float> scratch;
   // Window means of I (3), p, I*I (6: rr rg rb gg gb bb) and I*p (3).
   std::vector<std::vector<float>> m(13, std::vector<float>(n));
   for (size_t i = 0; i < n; i++) {
@@ -57,7 +58,11 @@ GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uin
     m[4][i] = R * R, m[5][i] = R * G, m[6][i] = R * B, m[7][i] = G * G, m[8][i] = G * B, m[9][i] = B * B;
     m[10][i] = R * p, m[11][i] = G * p, m[12][i] = B * p;
   }
-  for (auto &plane : m) box_mean(plane, w, h, r, scratch);
+  // The planes are independent: one a band on the job's threads, each with its own scratch.
+  for_bands(int(m.size()), 1, [&](int first, int end) {
+    std::vector<float> scratch;
+    for (int i = first; i < end; i++) box_mean(m[i], w, h, r, scratch);
+  }, budget);
 
   GuidedCoefficients c;
   c.a.resize(n * 3);
@@ -80,10 +85,11 @@ GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uin
     c.b[i] = mp - a0[i] * mr - a1[i] * mg - a2[i] * mb;
   }
   m.clear();
-  box_mean(a0, w, h, r, scratch);
-  box_mean(a1, w, h, r, scratch);
-  box_mean(a2, w, h, r, scratch);
-  box_mean(c.b, w, h, r, scratch);
+  std::vector<float> *coefficients[4] = {&a0, &a1, &a2, &c.b};
+  for_bands(4, 1, [&](int first, int end) {
+    std::vector<float> scratch;
+    for (int i = first; i < end; i++) box_mean(*coefficients[i], w, h, r, scratch);
+  }, budget);
   for (size_t i = 0; i < n; i++) c.a[i * 3] = a0[i], c.a[i * 3 + 1] = a1[i], c.a[i * 3 + 2] = a2[i];
   return c;
 }

@@ -9,6 +9,8 @@
 
 namespace matte {
 
+class Budget;
+
 /** Per model pixel: the window-averaged coefficients of alpha = a . rgb + b (rgb and alpha in 0..1). */
 struct GuidedCoefficients {
   std::vector<float> a;  // 3 values a pixel
@@ -18,9 +20,10 @@ struct GuidedCoefficients {
 /**
  * Fits alpha ~ a . I + b over every (2r+1)^2 window of the model-sized image `rgb` (interleaved
  * RGB, 0..255) and `matte` (0..255), with the ridge term `eps` (on 0..1 colours), and averages the
- * coefficients over the windows covering each pixel, as the guided filter does.
+ * coefficients over the windows covering each pixel, as the guided filter does. The window means
+ * of the planes run on the job's threads, one plane a band (refine_bands.h), polling `budget`.
  */
 GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uint8_t> &matte, int width, int height,
-                                       int radius, float eps);
+                                       int radius, float eps, Budget *budget = nullptr);
 
 }  // namespace matte

@@ -16,10 +16,14 @@
 // 4. In the thin transition that is left, alpha is solved from the pixel's colour and its sure
 //    foreground and background neighbours (edge_colour.h): partial alpha of anti-aliased edges.
 // 5. Cleanup: values within `floor` of 0 become 0, within 255 - `ceiling` of 255 become 255.
+// Steps 3 to 5 run at full resolution in bands of rows on the job's threads (refine_bands.h), as
+// do the window means of step 1, one plane a band; every band writes only its own rows (planes),
+// so the matte is the same whatever the thread count.
 #include "refine.h"
 
 #include "../errors.h"
 #include "guided_filter.h"
+#include "refine_bands.h"
 
 #include <algorithm>
 #include <cmath>
@@ -144,7 +148,7 @@ Taps taps(int full, int model) {
 }  // namespace
 
 vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, const std::vector<uint8_t> &matte,
-                          int mw, int mh, const RefineParams &p) {
+                          int mw, int mh, const RefineParams &p, Budget *budget) {
   vips::VImage rgb = rgb_in.copy_memory();
   const int W = rgb.width(), H = rgb.height();
   const uint8_t *image = static_cast<const uint8_t *>(rgb.data());
@@ -152,10 +156,11 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   Taps tx = taps(W, mw), ty = taps(H, mh);
   const double upscale = std::sqrt(double(W) * H / (double(mw) * mh));
   const float stretch = p.stretch + p.stretch_per_upscale * float(std::max(0.0, upscale - 1));
-  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps);
+  GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps, budget);
 
   std::vector<uint8_t> out(size_t(W) * H);
-  for (int y = 0; y < H; y++) {
+  for_row_bands(H, [&](int first_row, int end_row) {
+  for (int y = first_row; y < end_row; y++) {
     const int r0 = ty.i0[y] * mw, r1 = ty.i1[y] * mw;
     const float fy = ty.f[y];
     for (int x = 0; x < W; x++) {
@@ -186,8 +191,11 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
       out[size_t(y) * W + x] = uint8_t(std::lround(std::clamp(a, 0.0f, 1.0f) * 255));
     }
   }
-  resolve_edge_colours(out, image, W, H, p.edge);
-  clean_matte(out.data(), out.size(), p);
+  }, budget);
+  resolve_edge_colours(out, image, W, H, p.edge, budget);
+  for_row_bands(H, [&](int first_row, int end_row) {
+    clean_matte(&out[size_t(first_row) * W], size_t(end_row - first_row) * W, p);
+  }, budget);
   VipsImage *copied = vips_image_new_from_memory_copy(out.data(), out.size(), W, H, 1, VIPS_FORMAT_UCHAR);
   if (!copied) throw vips::VError();
   return vips::VImage(copied);

@@ -11,6 +11,8 @@
 
 namespace matte {
 
+class Budget;
+
 struct RefineParams {
   // The band where the model is unsure: model pixels with a value in (band_low, band_high), or
   // next to a pixel on the other side of 0.5, dilated by `grow` model pixels. Only full-resolution
@@ -40,10 +42,12 @@ RefineParams refine_params();
  * The refined full-resolution matte. `model_rgb` is the image the model saw (model_width x
  * model_height, interleaved RGB: the image stretched to the model's input), `model_matte` its
  * matte (same size, 0..255); `rgb` the full-resolution image (3 bands, uchar). Returns a
- * one-band uchar image of rgb's size.
+ * one-band uchar image of rgb's size. The full-resolution passes run on the job's threads
+ * (refine_bands.h), polling `budget` (if any) between bands of rows: a stopped job throws its Error.
  */
 vips::VImage refine_matte(const vips::VImage &rgb, const uint8_t *model_rgb, const std::vector<uint8_t> &model_matte,
-                          int model_width, int model_height, const RefineParams &params);
+                          int model_width, int model_height, const RefineParams &params,
+                          Budget *budget = nullptr);
 
 /** Only the cleanup (values near 0 or 255 snapped) on a one-band uchar matte. */
 void clean_matte(uint8_t *alpha, size_t count, const RefineParams &params);

@@ -77,7 +77,7 @@ VImage remove_background(const VImage &in, const Model &model, const Step &step,
   if (step.refine) {
     // Refined at full resolution, guided by the image (matte/refine.cc).
     alpha = refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                         spec.input_height, refine_params());
+                         spec.input_height, refine_params(), &budget);
     budget.check();
   } else {
     // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.

@@ -10,6 +10,8 @@
 //   bench/quality/data/refine-tune MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 //
 // SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
+#include "../../../native/budget.h"
+#include "../../../native/errors.h"
 #include "../../../native/matte/model.h"
 #include "../../../native/matte/refine.h"
 
@@ -20,12 +22,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <dirent.h>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <sys/stat.h>
+#include <thread>
 #include <vector>
 
 using vips::VImage;
@@ -182,7 +186,61 @@ int main(int argc, char **argv) {
     std::printf("%s %dx%d (CPU time): inference %.0f ms, plain upscale %.0f ms, refine %.0f ms (%.1f%% of inference)\n",
                 model_name.c_str(), rgb.width(), rgb.height(), median(infer_ms), median(plain_ms), median(refine_ms),
                 100 * median(refine_ms) / median(infer_ms));
-    return 0;
+    // Wall time on one thread and on every core (the refinement's full-resolution passes and the
+    // plain upscale both use the threads libvips gives the job), and the refined matte with other
+    // thread counts, which must be byte-identical to the one-thread matte.
+    auto refined = [&] {
+      return matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                                 spec.input_height, matte::refine_params());
+    };
+    auto ms_wall = [](auto start) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    const int cores = std::max(1u, std::thread::hardware_concurrency());
+    for (int threads : {1, cores}) {
+      vips_concurrency_set(threads);
+      std::vector<double> plain_wall, refine_wall;
+      for (int run = 0; run < 3; run++) {
+        auto t0 = std::chrono::steady_clock::now();
+        VipsImage *m = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                       spec.input_height, 1, VIPS_FORMAT_UCHAR);
+        stretch(VImage(m), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
+        plain_wall.push_back(ms_wall(t0));
+        t0 = std::chrono::steady_clock::now();
+        refined();
+        refine_wall.push_back(ms_wall(t0));
+      }
+      std::printf("%s (wall time, %d thread%s): plain upscale %.0f ms, refine %.0f ms\n", model_name.c_str(), threads,
+                  threads == 1 ? "" : "s", median(plain_wall), median(refine_wall));
+    }
+    vips_concurrency_set(1);
+    VImage one = refined();
+    const size_t bytes = size_t(one.width()) * one.height();
+    bool same = true;
+    for (int threads : {2, 3, 5, 8}) {
+      vips_concurrency_set(threads);
+      VImage other = refined();
+      if (std::memcmp(one.data(), other.data(), bytes) != 0) {
+        std::printf("%s: the matte with %d threads differs from the one-thread matte\n", model_name.c_str(), threads);
+        same = false;
+      }
+    }
+    if (same) std::printf("%s: the matte with 2, 3, 5 and 8 threads is byte-identical to the one-thread matte\n",
+                          model_name.c_str());
+    // A job stopped before (or during) the refinement: its bands poll the budget and it throws.
+    matte::Budget stopped;
+    stopped.start(0);
+    stopped.cancel();
+    bool aborted = false;
+    try {
+      matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width, spec.input_height,
+                          matte::refine_params(), &stopped);
+    } catch (const matte::Error &e) {
+      aborted = e.code == "aborted";
+    }
+    std::printf("%s: a cancelled job's refinement %s\n", model_name.c_str(),
+                aborted ? "throws aborted" : "did NOT stop");
+    return same && aborted ? 0 : 1;
   }
   bool verbose = false;
   std::vector<std::string> sets;
