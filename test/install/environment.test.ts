@@ -5,21 +5,18 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { scratchDir } from '../helpers/scratch.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const LIB = join(ROOT, 'dist/lib/index.js');
 
 let scratch = '';
-test.before(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'matte-environment-'));
-});
-test.after(() => rm(scratch, { recursive: true, force: true }));
+scratchDir(test, 'matte-environment-', (path) => (scratch = path));
 
 /** Imports the library in a new process and returns the message of the error it fails with. */
 async function importError(env: NodeJS.ProcessEnv): Promise<string> {

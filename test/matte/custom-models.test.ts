@@ -4,20 +4,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadModel, loadedModelNames, removeBackground, MatteError, type ModelEntry } from '../../lib/index.js';
 import { channelMeanModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let dir = '';
-test.before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'matte-custom-'));
-});
-test.after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+scratchDir(test, 'matte-custom-', (path) => (dir = path));
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 

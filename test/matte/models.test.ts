@@ -5,8 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { edit, loadModel, modelRegistry, removeBackground, MatteError, type ModelEntry } from '../../lib/index.js';
 import { modelPath, modelsDir, sha256File } from '../../lib/models.js';
@@ -14,14 +13,10 @@ import { addon } from '../../lib/native.js';
 import { fromNativeError } from '../../lib/errors.js';
 import { channelMeanModel, failingModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 let dir = '';
-test.before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'matte-models-'));
-});
-test.after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+scratchDir(test, 'matte-models-', (path) => (dir = path));
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 

@@ -7,23 +7,20 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { modelsDir } from '../../lib/models-dir.js';
 import { fixture } from '../helpers/fixtures.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const LIB = join(ROOT, 'dist/lib/index.js');
 
 let scratch = '';
-test.before(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'matte-telemetry-'));
-});
-test.after(() => rm(scratch, { recursive: true, force: true }));
+scratchDir(test, 'matte-telemetry-', (path) => (scratch = path));
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
