@@ -1,9 +1,11 @@
 // Where multer puts an uploaded file: in memory, like multer.memoryStorage(), but without copying
 // an upload that arrived in one piece. busboy hands over the file's bytes as views of the request's
-// own chunks (Node allocates a fresh buffer for every socket read and never reuses it), so a file
-// that fits in one chunk is kept as that view; only a file in several chunks is joined into one
-// buffer. multer.memoryStorage() always joined them (Buffer.concat): on a small upload that copy
-// was a second buffer as large as the upload, made on the main thread, for every request.
+// body chunks, and Node's HTTP parser gives every body chunk a buffer of its own (a copy, never
+// reused for later bytes of the socket), so a file that fits in one chunk is kept as that view;
+// only a file in several chunks is joined into one buffer. multer.memoryStorage() always joined
+// them (Buffer.concat): for a small upload, a second buffer as large as the upload on the main
+// thread for every request, whose external memory made V8 run a full mark-compact about every
+// 200 small requests (bench/README.md, "HTTP overhead").
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 
