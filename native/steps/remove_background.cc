@@ -4,6 +4,7 @@
 #include "../errors.h"
 #include "../matte/model.h"
 #include "../matte/refine.h"
+#include "../matte/upscale.h"
 #include "steps.h"
 
 #include <algorithm>
@@ -81,10 +82,14 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
     budget.check();
   } else {
     // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
-    VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
-                                                        spec.input_height, 1, VIPS_FORMAT_UCHAR);
-    if (!copied) throw vips::VError();
-    alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+    if (rgb.width() >= spec.input_width && rgb.height() >= spec.input_height) {
+      alpha = upscale_bilinear(matte.data(), spec.input_width, spec.input_height, rgb.width(), rgb.height());
+    } else {
+      VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                          spec.input_height, 1, VIPS_FORMAT_UCHAR);
+      if (!copied) throw vips::VError();
+      alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+    }
   }
   return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
