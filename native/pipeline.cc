@@ -201,8 +201,10 @@ void resize_frames(Frames &frames, const ResizeGeometry &g) {
 VImage remove_background_first(Frames &frames, const VImage &reduced, const Model &model, const Step &step,
                                Budget &budget) {
   std::future<void> decoded = std::async(std::launch::async, [&] {
+    struct Shutdown {
+      ~Shutdown() { vips_thread_shutdown(); }  // this thread's libvips buffers, on an error too
+    } shutdown;
     materialise(frames, budget);
-    vips_thread_shutdown();  // this thread's libvips buffers
   });
   // On an error here, the future's destructor waits for the decode: `frames` outlives it.
   return remove_background(

@@ -29,6 +29,9 @@ namespace {
 // callers and the pool's one). Sized before the first model loads.
 std::atomic<int> pool_threads{0};
 
+// The pool's size once it exists (pool_threads, or every core when nothing was set before).
+std::atomic<int> pool_size{0};
+
 // The threads each running job gets now (lib/threads.ts: floor(cores / jobs running), capped),
 // 0 until told. At 1, jobs are as many as the cores: an inference then runs on its own calling
 // thread in the model's one-thread session (Model::open) instead of taking its turn in the pool.
@@ -52,6 +55,7 @@ Ort::Env &environment() {
   static Ort::Env *env = [] {
     int threads = pool_threads.load();
     if (threads < 1) threads = std::max(1u, std::thread::hardware_concurrency());
+    pool_size = threads;
     size_inference_gate(threads);  // inference_gate.h: how many runs share this pool at once
     Ort::ThreadingOptions threading;
     threading.SetGlobalIntraOpNumThreads(threads);
@@ -169,7 +173,8 @@ void Model::open() {
   // pool (bench/README.md, "c=4 remove-background"). Pointless when the pool has one thread.
   std::error_code size_error;
   uintmax_t bytes = std::filesystem::file_size(spec.path, size_error);
-  const bool two_sessions = pool_threads.load() > 1 && !size_error && bytes <= kOwnThreadModelBytes;
+  environment();  // sizes the pool
+  const bool two_sessions = pool_size.load() > 1 && !size_error && bytes <= kOwnThreadModelBytes;
 
   Ort::SessionOptions pooled = session_options();
   pooled.DisablePerSessionThreads();  // the process-wide pool of environment()

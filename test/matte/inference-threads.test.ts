@@ -17,8 +17,10 @@ const busy = gradient(300, 200);
 const multicore = availableParallelism() > 1;
 
 test.before(async () => {
-  configure({ concurrency: 2 });
+  // The model first, as a library user may do: the pool is then sized from the cores, and the
+  // one-thread session must exist all the same.
   await loadModel('u2netp');
+  configure({ concurrency: 2 });
 });
 
 function counted<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number; ownThread: number }> {
