@@ -6,7 +6,7 @@ set -e
 ort_include=$(node scripts/ort-paths.cjs include)
 mkdir -p bench/quality/data
 g++ -std=c++17 -O2 -Wall -o bench/quality/data/refine-tune \
-  bench/quality/tune/refine-tune.cc native/matte/refine.cc native/matte/guided_filter.cc native/matte/edge_colour.cc native/matte/refine_bands.cc native/matte/model.cc native/matte/inference_gate.cc native/budget.cc \
+  bench/quality/tune/refine-tune.cc native/matte/refine.cc native/matte/guided_filter.cc native/matte/edge_colour.cc native/matte/closed_form.cc native/matte/refine_bands.cc native/matte/model.cc native/matte/inference_gate.cc native/budget.cc \
   -I"$ort_include" $(pkg-config --cflags --libs vips-cpp) \
   "$PWD/build/Release/libmatte-onnxruntime.so.1" -Wl,-rpath,"$PWD/build/Release" -lpthread
 echo "built bench/quality/data/refine-tune"
