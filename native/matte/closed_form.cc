@@ -328,7 +328,7 @@ void solve_closed_form(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, i
   const float c = p.unsure;
   std::vector<float> precond = solver.diagonal();
   for (float &v : precond) v = 1.0f / std::max(1e-6f, v + c);
-  std::vector<float> x(prior), d(n, 0.0f), r(nb), z(nb), q(nb);
+  std::vector<float> x(prior), d(n, 0.0f), r(nb), z(nb), q(nb), d_unknowns(nb);
   // With x = prior the data term's residual is 0: r = -L prior at the unknowns.
   solver.laplacian(x, q);
   for (size_t i = 0; i < nb; i++) r[i] = -q[i], z[i] = precond[i] * r[i], d[at[i]] = z[i];
@@ -337,12 +337,8 @@ void solve_closed_form(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, i
     if (budget) budget->check();
     solver.laplacian(d, q);
     for (size_t i = 0; i < nb; i++) q[i] += c * d[at[i]];
-    double dq = 0;
-    {
-      std::vector<float> db(nb);
-      for (size_t i = 0; i < nb; i++) db[i] = d[at[i]];
-      dq = solver.dot(db, q);
-    }
+    for (size_t i = 0; i < nb; i++) d_unknowns[i] = d[at[i]];
+    const double dq = solver.dot(d_unknowns, q);
     if (!(dq > 0)) break;
     const float step = float(rz / dq);
     for (size_t i = 0; i < nb; i++) x[at[i]] += step * d[at[i]], r[i] -= step * q[i], z[i] = precond[i] * r[i];
