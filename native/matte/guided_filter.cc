@@ -6,8 +6,6 @@
 
 namespace matte {
 
-namespace {
-
 // The mean over the (2r+1)^2 window clipped to the image, in place: running sums along each row,
 // then running sums of whole rows (row by row, so that memory is read in order), O(1) a pixel
 // whatever r.
@@ -43,8 +41,6 @@ void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float>
     for (int x = 0; x < w; x++) out[x] = sum[x] / n;
   }
 }
-
-}  // namespace
 
 GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uint8_t> &matte, int w, int h,
                                        int r, float eps, Budget *budget) {

@@ -11,6 +11,9 @@ namespace matte {
 
 class Budget;
 
+/** The mean over every (2r+1)^2 window clipped to the image, in place, O(1) a pixel. */
+void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float> &scratch);
+
 /** Per model pixel: the window-averaged coefficients of alpha = a . rgb + b (rgb and alpha in 0..1). */
 struct GuidedCoefficients {
   std::vector<float> a;  // 3 values a pixel

@@ -63,6 +63,19 @@ RefineParams refine_params() {
       else if (key == "efit") p.edge.fit = float(v);
       else if (key == "epairs") p.edge.pairs = int(v);
       else if (key == "ewide") p.edge.wide = int(v);
+      else if (key == "cf") p.closed.cap = int(v * 1000);  // kilopixels
+      else if (key == "cfit") p.closed.iterations = int(v);
+      else if (key == "cfeps") p.closed.eps = float(v);
+      else if (key == "cflow") p.closed.low = float(v);
+      else if (key == "cfhigh") p.closed.high = float(v);
+      else if (key == "cfgrow") p.closed.grow = int(v);
+      else if (key == "cfopen") p.closed.open = int(v);
+      else if (key == "cfwide") p.closed.wide = int(v);
+      else if (key == "cftex") p.closed.texture = float(v);
+      else if (key == "cfunsure") p.closed.unsure = float(v);
+      else if (key == "cfur") p.closed.up_radius = int(v);
+      else if (key == "cfue") p.closed.up_eps = float(v);
+      else if (key == "cforder") p.closed_after_edge = int(v);
       else if (key == "floor") p.floor = int(v);
       else if (key == "ceiling") p.ceiling = int(v);
     }
@@ -83,6 +96,19 @@ RefineParams refine_params() {
   p.edge.fit = std::max(p.edge.fit, 1e-3f);
   p.edge.pairs = std::clamp(p.edge.pairs, 0, 1);
   p.edge.wide = std::clamp(p.edge.wide, 1, 8);
+  p.closed.cap = std::clamp(p.closed.cap, 0, 1 << 26);
+  p.closed.iterations = std::clamp(p.closed.iterations, 0, 1000);
+  p.closed.eps = std::clamp(p.closed.eps, 1e-9f, 10.0f);
+  p.closed.low = std::clamp(p.closed.low, 0.0f, 1.0f);
+  p.closed.high = std::clamp(p.closed.high, p.closed.low, 1.0f);
+  p.closed.grow = std::clamp(p.closed.grow, 0, 64);
+  p.closed.open = std::clamp(p.closed.open, 0, 64);
+  p.closed.wide = std::clamp(p.closed.wide, 0, 64);
+  p.closed.texture = std::clamp(p.closed.texture, 0.0f, 1.0f);
+  p.closed.unsure = std::clamp(p.closed.unsure, 0.0f, 1e6f);
+  p.closed.up_radius = std::clamp(p.closed.up_radius, 1, 64);
+  p.closed.up_eps = std::clamp(p.closed.up_eps, 1e-8f, 10.0f);
+  p.closed_after_edge = std::clamp(p.closed_after_edge, 0, 1);
   p.floor = std::clamp(p.floor, 0, 255);
   p.ceiling = std::clamp(p.ceiling, p.floor, 255);
   return p;
@@ -192,7 +218,9 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
     }
   }
   }, budget);
+  if (!p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
   resolve_edge_colours(out, image, W, H, p.edge, budget);
+  if (p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
   for_row_bands(H, [&](int first_row, int end_row) {
     clean_matte(&out[size_t(first_row) * W], size_t(end_row - first_row) * W, p);
   }, budget);

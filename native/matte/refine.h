@@ -7,6 +7,7 @@
 
 #include <vips/vips8>
 
+#include "closed_form.h"
 #include "edge_colour.h"
 
 namespace matte {
@@ -31,6 +32,10 @@ struct RefineParams {
   float stretch_per_upscale = 0.0f;
   // Then, at full resolution, the transition's alpha from its own colours (edge_colour.h).
   EdgeColourParams edge;
+  // Closed-form matting in the band still unsure (closed_form.h; off: closed.cap 0), before the
+  // edge colours (closed_after_edge 0) or after them (1, measured better).
+  ClosedFormParams closed;
+  int closed_after_edge = 1;
   // Cleanup: values <= floor become 0, >= ceiling become 255 (0..255).
   int floor = 24, ceiling = 231;
 };

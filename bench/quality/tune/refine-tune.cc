@@ -6,8 +6,9 @@
 // out is the PNG decoding and encoding. Final figures come from score.ts, never from here.
 //
 //   sh bench/quality/tune/build.sh
-//   bench/quality/data/refine-tune MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
-//   bench/quality/data/refine-tune MODEL --time=IMAGE     # the refinement's own cost on IMAGE
+//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
+//   node dist/bench/quality/tune/refine-tune.js MODEL --time=IMAGE     # the refinement's own cost on IMAGE
+// (refine-tune.ts reads MODEL's entry from models/registry.json and passes it to this binary.)
 //
 // SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
 #include "../../../native/budget.h"
@@ -18,6 +19,7 @@
 #include <vips/vips8>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -59,27 +61,39 @@ std::vector<float> to_planar(const VImage &rgb, const matte::ModelSpec &spec) {
   return chw;
 }
 
-// models/registry.json's two entries.
-matte::ModelSpec spec_of(const std::string &name) {
+// The model's registry entry, from the arguments refine-tune.ts passes (it reads
+// models/registry.json, so this tool never holds a second copy of it):
+//   --model-path=FILE --input=WxH --divide=N --mean=R,G,B --std=R,G,B --output=NAME --postprocess=NAME
+// divide 0: the image's largest value ("max" in the registry).
+matte::ModelSpec spec_from(const std::vector<std::string> &args) {
   matte::ModelSpec s;
-  s.path = std::string(std::getenv("HOME")) + "/.cache/matte/models/" + name + ".onnx";
-  if (name == "u2netp") {
-    s.input_width = s.input_height = 320;
-    s.divide = 0;
-    s.mean = {0.485, 0.456, 0.406};
-    s.std = {0.229, 0.224, 0.225};
-    s.output = "1959";
-    s.postprocess = matte::ModelSpec::Postprocess::MinMax;
-  } else if (name == "isnet") {
-    s.input_width = s.input_height = 1024;
-    s.divide = 1;
-    s.mean = {128, 128, 128};
-    s.std = {256, 256, 256};
-    s.output = "output";
-    s.postprocess = matte::ModelSpec::Postprocess::Clamp;
-  } else {
-    throw std::runtime_error("unknown model " + name);
+  bool seen[7] = {};
+  auto triple = [](const std::string &v) {
+    std::array<double, 3> t{};
+    if (std::sscanf(v.c_str(), "%lf,%lf,%lf", &t[0], &t[1], &t[2]) != 3) throw std::runtime_error("expected R,G,B: " + v);
+    return t;
+  };
+  for (const std::string &a : args) {
+    const size_t eq = a.find('=');
+    const std::string key = a.substr(0, eq), v = eq == std::string::npos ? "" : a.substr(eq + 1);
+    if (key == "--model-path") s.path = v, seen[0] = true;
+    else if (key == "--input") {
+      if (std::sscanf(v.c_str(), "%dx%d", &s.input_width, &s.input_height) != 2) throw std::runtime_error("--input=WxH");
+      seen[1] = true;
+    } else if (key == "--divide") s.divide = std::atof(v.c_str()), seen[2] = true;
+    else if (key == "--mean") s.mean = triple(v), seen[3] = true;
+    else if (key == "--std") s.std = triple(v), seen[4] = true;
+    else if (key == "--output") s.output = v, seen[5] = true;
+    else if (key == "--postprocess") {
+      if (v == "minmax") s.postprocess = matte::ModelSpec::Postprocess::MinMax;
+      else if (v == "clamp") s.postprocess = matte::ModelSpec::Postprocess::Clamp;
+      else if (v == "sigmoid") s.postprocess = matte::ModelSpec::Postprocess::Sigmoid;
+      else throw std::runtime_error("unknown post-process " + v);
+      seen[6] = true;
+    }
   }
+  for (bool b : seen)
+    if (!b) throw std::runtime_error("the model entry is incomplete: run refine-tune through dist/bench/quality/tune/refine-tune.js");
   return s;
 }
 
@@ -150,15 +164,22 @@ Scores score(const uint8_t *p, const Case &c) {
 int main(int argc, char **argv) {
   if (VIPS_INIT(argv[0])) return 1;
   vips_concurrency_set(1);
+  // The registry entry's arguments (refine-tune.ts puts them first), then MODEL SPLIT ...
+  std::vector<std::string> entry_args;
+  while (argc > 1 && std::strncmp(argv[1], "--", 2) == 0 && std::strcmp(argv[1], "--verbose") != 0) {
+    entry_args.push_back(argv[1]);
+    argv++, argc--;
+  }
   if (argc < 3) {
-    std::cerr << "usage: refine-tune MODEL SPLIT [--verbose] [params...]\n";
+    std::cerr << "usage: node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] [params...]\n";
     return 2;
   }
   std::string model_name = argv[1], split = argv[2];
+  const matte::ModelSpec model_spec = spec_from(entry_args);
   if (split.rfind("--time=", 0) == 0) {
     // Model inference, the plain upscale and the refinement of one image, each timed on its own
     // (three runs each, alternated, the median).
-    matte::ModelSpec spec = spec_of(model_name);
+    const matte::ModelSpec &spec = model_spec;
     matte::Model model(spec);
     VImage rgb = VImage::new_from_file(split.substr(7).c_str()).colourspace(VIPS_INTERPRETATION_sRGB).copy_memory();
     if (rgb.bands() != 3) rgb = rgb.extract_band(0, VImage::option()->set("n", 3)).copy_memory();
@@ -249,7 +270,7 @@ int main(int argc, char **argv) {
     else sets.push_back(argv[i]);
   }
   if (sets.empty()) sets.push_back("");
-  matte::ModelSpec spec = spec_of(model_name);
+  const matte::ModelSpec &spec = model_spec;
   const int mw = spec.input_width, mh = spec.input_height;
 
   std::vector<std::string> names;
