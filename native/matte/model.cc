@@ -3,6 +3,7 @@
 #include "../budget.h"
 #include "../errors.h"
 #include "inference_gate.h"
+#include "onnxruntime.h"
 
 #include <algorithm>
 #include <atomic>
@@ -82,11 +83,10 @@ std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess
   return matte;
 }
 
-std::string onnxruntime_version() { return Ort::GetVersionString(); }
-
 void set_onnxruntime_threads(int threads) { pool_threads = std::max(1, threads); }
 
 Model::Model(const ModelSpec &spec) : spec_(spec) {
+  load_onnxruntime();  // the first model opens the library (onnxruntime.h); throws model_error
   // Every ONNX Runtime call below may throw Ort::Exception (a file that is not a model, an
   // unsupported operator): all of them are model errors, never `internal`.
   try {
