@@ -34,7 +34,7 @@
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
       "libraries": [
-        "<!@(pkg-config --libs vips-cpp libheif)",
+        "<!@(pkg-config --libs vips-cpp)",
         "-ldeflate",
         "-lz",
         "-ldl"

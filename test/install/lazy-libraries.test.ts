@@ -1,16 +1,18 @@
-// ONNX Runtime is opened by the first model, not by `import` (native/matte/onnxruntime.h): a process
-// that only edits never maps it. Each case is a real process loading the real library; what is
-// mapped is read from its /proc/self/maps. Without the library beside the addon, editing still
-// works and a model fails with a model_error that names the file.
+// ONNX Runtime is opened by the first model (native/matte/onnxruntime.h) and libheif by the first
+// HEIF/AVIF (native/encode/libheif.h), not by `import`: a process that only edits GIFs, PNGs... never
+// maps them. Each case is a real process loading the real library; what is mapped is read from its
+// /proc/self/maps. Without ONNX Runtime beside the addon, editing still works and a model fails with
+// a model_error that names the file.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { modelsDir } from '../../lib/models-dir.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { decode, pixel } from '../helpers/images.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -24,7 +26,9 @@ scratchDir(test, 'matte-lazy-ort-', (path) => (scratch = path));
 async function inProcess(body: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
   const script = `
     const { readFileSync } = await import('node:fs');
-    const mapped = () => readFileSync('/proc/self/maps', 'utf8').includes('libmatte-onnxruntime.so.1');
+    const maps = () => readFileSync('/proc/self/maps', 'utf8');
+    const mapped = () => maps().includes('libmatte-onnxruntime.so.1');
+    const heif = () => maps().includes('libheif.so') || maps().includes('vips-heif.so');
     const matte = await import(${JSON.stringify(LIB)});
     const { disc } = await import(${JSON.stringify(IMAGES)});
     const image = disc(64, 64, 20, [220, 30, 30], [255, 255, 255], { alpha: false });
@@ -48,6 +52,31 @@ test('import and edit leave ONNX Runtime unmapped; the first model maps it', asy
   assert.is(out.afterModel, true);
   assert.equal(out.cutout, [64, 64]);
   assert.match(out.versions.onnxruntime, /^1\.29\./);
+});
+
+test('libheif is loaded by the first AVIF encode, and by the first HEIF/AVIF decode', async () => {
+  const encoded = await inProcess(`
+    const atImport = heif();
+    await matte.edit(image, [{ resize: { width: 32 } }], { format: 'gif' });
+    const afterGif = heif();
+    const avif = await matte.edit(image, [{ resize: { width: 32 } }], { format: 'avif' });
+    console.log(JSON.stringify({ atImport, afterGif, after: heif(), avif: avif.data.toString('base64') }));`);
+  assert.is(encoded.atImport, false, 'libheif mapped at import');
+  assert.is(encoded.afterGif, false, 'libheif mapped by a gif edit');
+  assert.is(encoded.after, true);
+  // A new process whose first job decodes that AVIF: the decoder's module is loaded on demand.
+  const input = join(scratch, 'first.avif');
+  await writeFile(input, Buffer.from(encoded.avif, 'base64'));
+  const decoded = await inProcess(`
+    const before = heif();
+    const png = await matte.edit(${JSON.stringify(input)}, [{ rotate: 90 }], { format: 'png' });
+    console.log(JSON.stringify({ before, after: heif(), png: png.data.toString('base64') }));`);
+  assert.is(decoded.before, false);
+  assert.is(decoded.after, true);
+  const png = await decode(Buffer.from(decoded.png, 'base64'));
+  assert.is(png.width, 32);
+  const [r, g, b] = pixel(png, 16, 16);
+  assert.ok(r > 180 && g < 80 && b < 80, `the red disc's centre: ${[r, g, b]}`);
 });
 
 test('versions() opens ONNX Runtime to answer', async () => {
