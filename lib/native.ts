@@ -66,6 +66,7 @@ export interface Addon {
   infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
   /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
+  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
   /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
   encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; deflate?: 'libdeflate' | 'zlib'; libvips?: boolean }): Buffer;
