@@ -1,5 +1,7 @@
 #include "counters.h"
 
+#include "matte/model.h"
+
 #include <vips/vips.h>
 
 namespace matte {
@@ -19,6 +21,9 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   out.Set("trackedBytes", double(vips_tracked_get_mem()));
   out.Set("trackedAllocations", vips_tracked_get_allocs());
   out.Set("openFiles", vips_tracked_get_files());
+  matte::InferenceCounts inferences = matte::inference_counts();
+  out.Set("inferencesPooled", double(inferences.pooled));
+  out.Set("inferencesOwnThread", double(inferences.own_thread));
   return out;
 }
 

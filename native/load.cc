@@ -142,7 +142,9 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
 
   vips::VOption *load_options = VImage::option()
                                     ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
-                                    ->set("access", options.sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM);
+                                    // A turn by EXIF orientation reads the rows out of order.
+                                    ->set("access", options.sequential && orientation == 1 ? VIPS_ACCESS_SEQUENTIAL
+                                                                                           : VIPS_ACCESS_RANDOM);
   if (all_frames) load_options->set("n", -1);
   if (shrink > 1 && type == ImageType::Jpeg) load_options->set("shrink", int(shrink));
   if (shrink > 1 && type == ImageType::Webp) load_options->set("scale", 1.0 / shrink);

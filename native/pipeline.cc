@@ -3,12 +3,16 @@
 #include "budget.h"
 #include "errors.h"
 #include "load.h"
+#include "matte/model.h"
+#include "matte/model_input.h"
 #include "sniff.h"
 #include "steps/steps.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <future>
+#include <optional>
 #include <string>
 
 using vips::VError;
@@ -191,7 +195,29 @@ void resize_frames(Frames &frames, const ResizeGeometry &g) {
   frames.apply([&](const VImage &image) { return resize(image, g); });  // only the centre crop is left
 }
 
-void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model, Budget &budget) {
+// removeBackground as the first step of a still image, with the model's input from its own smaller
+// decode (matte/model_input.h): the full-size image is decoded on another thread meanwhile, so
+// the decoder (one thread) runs beside the model instead of before it.
+VImage remove_background_first(Frames &frames, const VImage &reduced, const Model &model, const Step &step,
+                               Budget &budget) {
+  std::future<void> decoded = std::async(std::launch::async, [&] {
+    struct Shutdown {
+      ~Shutdown() { vips_thread_shutdown(); }  // this thread's libvips buffers, on an error too
+    } shutdown;
+    materialise(frames, budget);
+  });
+  // On an error here, the future's destructor waits for the decode: `frames` outlives it.
+  return remove_background(
+      reduced,
+      [&] {
+        decoded.get();  // rethrows the decode's error
+        return frames.images.front();
+      },
+      model, step, budget);
+}
+
+void apply(Frames &frames, const Step &step, const Plan &plan, const Model *model, Budget &budget,
+           const VImage *reduced) {
   if (frames.is_strip() && !runs_on_strip(step)) frames.split();
   if (frames.lazy_neighbourhood && reads_regions(step.op)) materialise(frames, budget);
   switch (step.op) {
@@ -223,6 +249,10 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
       // removeBackground on 4000x3000: 22 s lazily, 0.7 s materialised).
+      if (reduced && frames.count() == 1 && !frames.is_strip()) {
+        VImage out = remove_background_first(frames, *reduced, *model, step, budget);
+        return frames.apply([&](const VImage &) { return out; });
+      }
       materialise(frames, budget);
       return frames.apply([&](const VImage &image) { return remove_background(image, *model, step, budget); });
     }
@@ -285,9 +315,14 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     Frames frames = load(data, size, options);
     check_blur_work(frames, plan);
     budget.watch(frames);
+    // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).
+    std::optional<VImage> reduced;
+    if (model && !plan.steps.empty() && plan.steps.front().op == Op::RemoveBackground && frames.count() == 1 &&
+        !frames.has_alpha())
+      reduced = reduced_for_model(data, size, options, model->spec().input_width, model->spec().input_height);
     for (const Step &step : plan.steps) {
       budget.check();
-      apply(frames, step, plan, model, budget);
+      apply(frames, step, plan, model, budget, &step == &plan.steps.front() && reduced ? &*reduced : nullptr);
       budget.watch(frames);
     }
     budget.check();

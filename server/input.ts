@@ -9,6 +9,7 @@ import multer from 'multer';
 import { HttpError } from './errors.js';
 import { classifyAddress } from './address-guard.js';
 import { overloaded } from './middleware.js';
+import { UploadStorage } from './upload-storage.js';
 
 export { classifyAddress, isAllowedAddress, type AddressVerdict } from './address-guard.js';
 
@@ -80,7 +81,7 @@ function uploadMiddleware(options: FormOptions): multer.Middleware {
   let upload = bySize.get(options.maxInputBytes);
   if (!upload) {
     upload = multer({
-      storage: multer.memoryStorage(),
+      storage: new UploadStorage(), // a one-chunk upload is not copied (upload-storage.ts)
       limits: {
         fileSize: options.maxInputBytes,
         files: 1,

@@ -21,6 +21,11 @@ import { HttpError } from './errors.js';
 import type { JobLimiter } from './middleware.js';
 import type { ResultStore } from './store/index.js';
 
+interface LabelSet {
+  labels: { route: string; method: string };
+  byStatus: Map<number, { route: string; method: string; status: string }>;
+}
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export class Metrics {
@@ -50,17 +55,35 @@ export class Metrics {
     new Gauge({ name: 'matte_results_in_store_bytes', help: 'Bytes of the unexpired results in the store (all processes), as of the last sweep', labelNames: ['store'], registers: [this.registry], collect() { const u = store.usage(); if (u) this.set({ store: store.kind }, u.bytes); } });
   }
 
+  /**
+   * The label sets of one route and method, made once: a response then allocates no label object.
+   * Bounded: routes are the router's patterns (or "unmatched"), methods those Node's parser accepts.
+   */
+  private readonly labelSets = new Map<string, Map<string, LabelSet>>();
+
+  private labelsOf(route: string, method: string): LabelSet {
+    let byMethod = this.labelSets.get(route);
+    if (!byMethod) this.labelSets.set(route, (byMethod = new Map()));
+    let set = byMethod.get(method);
+    if (!set) byMethod.set(method, (set = { labels: { route, method }, byStatus: new Map() }));
+    return set;
+  }
+
   /** Middleware: counts and times every request (put first, so that every response is seen). */
   middleware() {
     return async (ctx: Context, next: Next) => {
-      const end = this.requestSeconds.startTimer();
+      const started = process.hrtime.bigint();
       ctx.res.once('close', () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         // The route's pattern (e.g. /images/results/:name), never the path: ids must not become labels.
         const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
-        const labels = { route, method: ctx.method };
-        end(labels);
-        this.requests.inc({ ...labels, status: String(ctx.status) });
-        if (ctx.status === 503) this.unavailable.inc({ code: String(ctx.state.errorCode ?? 'unknown') });
+        const set = this.labelsOf(route, ctx.method);
+        const status = ctx.status;
+        let withStatus = set.byStatus.get(status);
+        if (!withStatus) set.byStatus.set(status, (withStatus = { ...set.labels, status: String(status) }));
+        this.requestSeconds.observe(set.labels, seconds);
+        this.requests.inc(withStatus);
+        if (status === 503) this.unavailable.inc({ code: String(ctx.state.errorCode ?? 'unknown') });
       });
       await next();
     };

@@ -4,9 +4,11 @@
 #include "../errors.h"
 #include "../matte/model.h"
 #include "../matte/refine.h"
+#include "../matte/upscale.h"
 #include "steps.h"
 
 #include <algorithm>
+#include <functional>
 
 using vips::VImage;
 
@@ -56,23 +58,22 @@ static std::vector<uint8_t> model_matte(const VImage &small, const Model &model,
   return matte;
 }
 
-// `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
-VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
-  VImage rgb = in;
-  if (in.has_alpha()) {
-    if (in.extract_band(in.bands() - 1).min() < 255) return in;
-    rgb = in.extract_band(0, VImage::option()->set("n", in.bands() - 1));
-  }
+// The 3-band 8-bit image the model and the cut-out are made from.
+static VImage colour_of(const VImage &image) {
+  VImage rgb = image;
+  if (rgb.has_alpha()) rgb = rgb.extract_band(0, VImage::option()->set("n", rgb.bands() - 1));
   // The loader gives 8-bit sRGB; this keeps to_planar's 3-bytes-a-pixel reading safe whatever a
   // step before gave.
   if (rgb.bands() != 3) rgb = rgb.colourspace(VIPS_INTERPRETATION_sRGB);
   if (rgb.format() != VIPS_FORMAT_UCHAR) rgb = rgb.cast(VIPS_FORMAT_UCHAR);
   if (rgb.bands() != 3) throw Error("internal", "removeBackground needs a 3-band colour image");
-  const ModelSpec &spec = model.spec();
-  VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
-  budget.check();
-  std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
+  return rgb;
+}
 
+// The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.
+static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
+                      const Step &step, Budget &budget) {
+  const ModelSpec &spec = model.spec();
   VImage alpha;
   if (step.refine) {
     // Refined at full resolution, guided by the image (matte/refine.cc).
@@ -81,12 +82,39 @@ VImage remove_background(const VImage &in, const Model &model, const Step &step,
     budget.check();
   } else {
     // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
-    VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
-                                                        spec.input_height, 1, VIPS_FORMAT_UCHAR);
-    if (!copied) throw vips::VError();
-    alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+    if (rgb.width() >= spec.input_width && rgb.height() >= spec.input_height) {
+      alpha = upscale_bilinear(matte.data(), spec.input_width, spec.input_height, rgb.width(), rgb.height());
+    } else {
+      VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                          spec.input_height, 1, VIPS_FORMAT_UCHAR);
+      if (!copied) throw vips::VError();
+      alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
+    }
   }
   return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+}
+
+// The model-size image the model reads, stretched from `rgb` (any size).
+static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
+  return stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+}
+
+// `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
+VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
+  if (in.has_alpha() && in.extract_band(in.bands() - 1).min() < 255) return in;
+  VImage rgb = colour_of(in);
+  VImage small = model_sized(rgb, model.spec());
+  budget.check();
+  std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
+  return cut_out(rgb, small, matte, model, step, budget);
+}
+
+VImage remove_background(const VImage &reduced, const std::function<VImage()> &full, const Model &model,
+                         const Step &step, Budget &budget) {
+  VImage small = model_sized(colour_of(reduced), model.spec());
+  budget.check();
+  std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
+  return cut_out(colour_of(full()), small, matte, model, step, budget);
 }
 
 }  // namespace matte

@@ -7,6 +7,8 @@
 
 #include <vips/vips8>
 
+#include <functional>
+
 #include <cstdint>
 #include <optional>
 
@@ -41,6 +43,13 @@ vips::VImage contrast(const vips::VImage &in, const Step &step);
 vips::VImage saturation(const vips::VImage &in, const Step &step);
 vips::VImage background(const vips::VImage &in, const Step &step);
 vips::VImage remove_background(const vips::VImage &in, const Model &model, const Step &step, Budget &budget);
+/**
+ * The same, with the model's input made from `reduced` (the same image decoded smaller, without
+ * alpha: matte/model_input.h) while the image itself is still being decoded; `full()` gives it,
+ * materialised, once the matte is made.
+ */
+vips::VImage remove_background(const vips::VImage &reduced, const std::function<vips::VImage()> &full,
+                               const Model &model, const Step &step, Budget &budget);
 
 struct Box {
   int left, top, width, height;

@@ -22,6 +22,7 @@ import type { Readable } from 'node:stream';
 import { storeError, StoreSetupError } from './errors.js';
 import type { ResultStore, StoredResult } from './index.js';
 import { ResultsQuota } from './quota.js';
+import { Sweeper } from './sweeper.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
 const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
@@ -57,22 +58,19 @@ export class DiskResultStore implements ResultStore {
   readonly kind = 'disk';
   private readonly dir: string;
   private readonly ttlMs: number;
-  private readonly sweepIntervalMs: number;
   private readonly tempGraceMs: number;
   private readonly now: () => number;
-  private readonly onError: (err: unknown) => void;
   private readonly quota: ResultsQuota;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly sweeper: Sweeper;
   private probe: { at: number; ok: Promise<boolean> } | undefined;
 
   constructor(options: DiskStoreOptions) {
     this.dir = options.dir;
     this.ttlMs = options.ttlSeconds * 1000;
-    this.sweepIntervalMs = options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000);
     this.tempGraceMs = options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
     this.now = options.now ?? Date.now;
-    this.onError = options.onError ?? (() => {});
     this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
+    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000), options.onError ?? (() => {}));
   }
 
   async open(): Promise<void> {
@@ -83,10 +81,7 @@ export class DiskResultStore implements ResultStore {
     }
     await checkDirectory(this.dir);
     await this.sweep();
-    if (this.sweepIntervalMs > 0) {
-      this.timer = setInterval(() => this.sweep().catch(this.onError), this.sweepIntervalMs);
-      this.timer.unref();
-    }
+    this.sweeper.start();
   }
 
   async put(data: Buffer, meta: { ext: string; mediaType: string }): Promise<StoredResult> {
@@ -204,8 +199,7 @@ export class DiskResultStore implements ResultStore {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.sweeper.stop();
   }
 
   private tempPath(): string {

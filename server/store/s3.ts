@@ -25,6 +25,7 @@ import { etagOf, mediaTypeOfExt, newResultId } from './disk.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
 import type { ResultStore, StoredResult } from './index.js';
 import { ResultsQuota } from './quota.js';
+import { Sweeper } from './sweeper.js';
 import type { S3Settings } from '../config-scale.js';
 
 export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
@@ -69,20 +70,17 @@ export class S3ResultStore implements ResultStore {
   private client!: S3.S3Client;
   private presigner: Presign | undefined;
   private readonly ttlMs: number;
-  private readonly sweepIntervalMs: number;
   private readonly now: () => number;
-  private readonly onError: (err: unknown) => void;
   private readonly quota: ResultsQuota;
   private readonly probeKey: string;
   private probe: { at: number; ok: Promise<boolean> } | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly sweeper: Sweeper;
 
   constructor(private readonly options: S3StoreOptions) {
     this.ttlMs = options.ttlSeconds * 1000;
-    this.sweepIntervalMs = options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000);
     this.now = options.now ?? Date.now;
-    this.onError = options.onError ?? (() => {});
     this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
+    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000), options.onError ?? (() => {}));
     this.probeKey = `${options.prefix}${PROBE_PREFIX}${randomBytes(9).toString('base64url')}`;
   }
 
@@ -116,10 +114,7 @@ export class S3ResultStore implements ResultStore {
       // Unreachable or refused: the server starts, /readyz stays 503 until the store answers.
       this.options.logger?.warn({ err: describe(err) }, 'the S3 result store does not answer yet');
     }
-    if (this.sweepIntervalMs > 0) {
-      this.timer = setInterval(() => this.sweep().catch(this.onError), this.sweepIntervalMs);
-      this.timer.unref();
-    }
+    this.sweeper.start();
   }
 
   private key(id: string, ext: string): string {
@@ -251,8 +246,7 @@ export class S3ResultStore implements ResultStore {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.sweeper.stop();
     this.client?.destroy();
   }
 }

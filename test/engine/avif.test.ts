@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { edit, MatteError, type Operation } from '../../lib/index.js';
 import { convert, decode, formatOf, gradient, makeGif, makePng, type Decoded } from '../helpers/images.js';
+import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'matte-avif-'));
@@ -51,10 +52,8 @@ const glyphs = (() => {
   }, { alpha: false });
 })();
 
-// The reference program is not matte: under `npm run test:asan` it must not get the ASan runtime
-// preloaded (scripts/asan-env.sh), with which it hangs.
-const plainEnv = { ...process.env };
-delete plainEnv.LD_PRELOAD;
+// The reference program is not matte: it runs without test:asan's preloaded ASan runtime.
+const plainEnv = uninstrumentedEnv();
 
 test.before(async () => {
   await run('sh', ['-c', `g++ -O1 -o "${referenceProgram}" "${referenceSource}" $(pkg-config --cflags --libs vips-cpp)`], { env: plainEnv });

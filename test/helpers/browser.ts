@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { uninstrumentedEnv } from './uninstrumented-env.js';
 
 export const SCREENSHOT_DIR = fileURLToPath(new URL('../../../test-output/browser/', import.meta.url));
 
@@ -48,9 +49,7 @@ export async function openBrowser(): Promise<Browser> {
     args: CHROMIUM_FLAGS,
     viewport: { width: 1200, height: 900 },
     timeout: 60_000,
-    // Not the ASan runtime of `npm run test:asan` (scripts/asan-env.sh): it is for Node and the
-    // addon; preloaded into chromium it keeps the browser from starting.
-    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'LD_PRELOAD' && name !== 'ASAN_OPTIONS')) as Record<string, string>,
+    env: uninstrumentedEnv(),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(60_000);

@@ -1,0 +1,11 @@
+// The environment for a child program that is not matte (a C reference program, a browser) under
+// `npm run test:asan`: scripts/asan-env.sh preloads the ASan runtime for Node and the addon, and an
+// uninstrumented program with it preloaded hangs (libvips' reference programs) or never starts
+// (chromium). Outside test:asan this is process.env unchanged.
+export function uninstrumentedEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== 'LD_PRELOAD' && entry[0] !== 'ASAN_OPTIONS',
+    ),
+  );
+}
