@@ -7,7 +7,8 @@
   "targets": [
     {
       # ONNX Runtime staged beside the addon as libmatte-onnxruntime.so.1, file and SONAME, so that it
-      # cannot be mistaken for onnxruntime-node's libonnxruntime.so.1 (see CMakeLists.txt).
+      # cannot be mistaken for onnxruntime-node's libonnxruntime.so.1; not linked: the first model
+      # opens it by its path (see CMakeLists.txt).
       "target_name": "onnxruntime_library",
       "type": "none",
       "actions": [
@@ -28,16 +29,15 @@
         "<!@(pkg-config --cflags-only-I vips-cpp libheif | sed 's/-I//g')",
         "<(ort_include)"
       ],
-      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED", "ORT_API_MANUAL_INIT"],
       "cflags_cc": ["-std=c++17", "-O2", "-fvisibility=hidden", "-fvisibility-inlines-hidden", "<!@(pkg-config --cflags-only-other vips-cpp)"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
       "libraries": [
-        "<!@(pkg-config --libs vips-cpp libheif)",
+        "<!@(pkg-config --libs vips-cpp)",
         "-ldeflate",
         "-lz",
-        "<(PRODUCT_DIR)/libmatte-onnxruntime.so.1",
-        "-Wl,-rpath,'$$ORIGIN'"
+        "-ldl"
       ]
     }
   ]

@@ -3,12 +3,25 @@
 // The spec accepts hex (#RGB, #RGBA, #RRGGBB, #RRGGBBAA), rgb()/rgba(), hsl()/hsla(), hwb() and
 // named colours (including `transparent`). culori parses more than that (lab(), color(), ...);
 // those other forms are refused here so the API stays exactly what docs/api.md promises.
-import { converter, parse } from 'culori';
+//
+// culori is required on the first colour, not imported with the library: it is about 5 MB of every
+// process's resident memory at start (measured: RSS after `import`), and most edits have no colour.
+// parseColor is synchronous (zod refinements call it), hence require() of culori's CommonJS build
+// (the same version and sources; its package.json maps `require` to bundled/culori.cjs).
+import { createRequire } from 'node:module';
+import type * as Culori from 'culori';
 
 /** 8-bit sRGB red, green, blue and alpha, each 0..255. */
 export type Rgba = [number, number, number, number];
 
-const toRgb = converter('rgb');
+let culori: { parse: typeof Culori.parse; toRgb: ReturnType<typeof Culori.converter<'rgb'>> } | undefined;
+function loadCulori(): NonNullable<typeof culori> {
+  if (!culori) {
+    const { parse, converter } = createRequire(import.meta.url)('culori') as typeof Culori;
+    culori = { parse, toRgb: converter('rgb') };
+  }
+  return culori;
+}
 const ACCEPTED_FORM = /^(#[0-9a-f]+|(rgba?|hsla?|hwb)\(.*\)|[a-z]+)$/i;
 
 const clampByte = (v: number) => Math.min(255, Math.max(0, Math.round(v * 255)));
@@ -20,6 +33,7 @@ export function parseColor(text: string): Rgba | undefined {
   if (!ACCEPTED_FORM.test(trimmed)) return undefined;
   // culori throws (a TypeError) on some malformed arguments, e.g. `rgb(1x)`, instead of returning
   // undefined: a malformed colour is the user's error, never ours.
+  const { parse, toRgb } = loadCulori();
   let rgb: ReturnType<typeof toRgb> | undefined;
   try {
     const parsed = parse(trimmed);

@@ -69,6 +69,7 @@ export interface Addon {
    * the threads each running job gets now (at 1, small models infer on the job's own thread).
    */
   configure(options: { vipsThreads?: number; onnxThreads?: number; jobThreads?: number }): void;
+  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
   /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
   encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; deflate?: 'libdeflate' | 'zlib'; libvips?: boolean }): Buffer;

@@ -5,8 +5,10 @@
 // ~/.cache/Microsoft/DeveloperTools/.onnxruntime, a `.ses` file and a `mat-debug-<pid>.log` in the
 // temporary directory, and upload the queued events over HTTPS. A self-hosted image service must
 // not phone home, so matte opts out. `ORT_DISABLE_TELEMETRY=1` is ONNX Runtime's full opt-out on
-// Linux, and it is latched when the library initialises: it has to be in the environment before the
-// addon (which links matte's ONNX Runtime) is loaded. A value the user set, either way, is kept.
+// Linux, and it is latched when the library initialises: it has to be in the environment before
+// matte's ONNX Runtime is opened (by the first model or versions(): native/matte/onnxruntime.h). It
+// is set when the addon loads, so it is in place whatever comes first. A value the user set,
+// either way, is kept.
 //
 // The variable is process-wide: an onnxruntime-node loaded later in the same process reads it too.
 

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "libvips.h"
 #include "matte/model.h"
+#include "matte/onnxruntime.h"
 #include "pipeline.h"
 
 #include <limits>
@@ -367,7 +368,11 @@ Napi::Value Configure(const Napi::CallbackInfo &info) {
 Napi::Value Versions(const Napi::CallbackInfo &info) {
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("libvips", vips_version_string());
-  out.Set("onnxruntime", matte::onnxruntime_version());
+  try {
+    out.Set("onnxruntime", matte::onnxruntime_version());  // opens ONNX Runtime if no model has yet
+  } catch (const Error &err) {
+    throw to_js_error(info.Env(), err.code, err.what(), err.path);
+  }
   return out;
 }
 

@@ -5,7 +5,9 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <optional>
+#include <set>
 
 namespace matte {
 
@@ -21,9 +23,9 @@ namespace {
 // vips_init finds no module directory; the modules matte needs are then opened with RTLD_LOCAL.
 const char *kNoModules = "/nonexistent/matte-loads-libvips-modules-itself";
 
-// The modules matte's loaders and savers need (native/load.cc, native/save.cc): heif gives AVIF.
+// The one module matte uses, heif (HEIF/AVIF decoding), is loaded on first need by
+// load_libvips_module (native/encode/libheif.h), not at start: it brings libheif and its codecs.
 // ImageMagick, poppler, openslide and jxl stay unloaded: nothing of matte calls them.
-const char *kModules[] = {"vips-heif.so"};
 
 class ScopedEnv {
  public:
@@ -82,12 +84,18 @@ std::string start_libvips() {
     }
     // vips_init noted the missing module directory in the error buffer.
     vips_error_clear();
-    std::string dir = module_dir();
-    if (!dir.empty())
-      for (const char *module : kModules) load_module_locally(dir + "/" + module);
     return std::string();
   }();
   return result;
+}
+
+void load_libvips_module(const char *name) {
+  static std::mutex mutex;
+  static std::set<std::string> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!loaded.insert(name).second) return;
+  static const std::string dir = module_dir();
+  if (!dir.empty()) load_module_locally(dir + "/" + name);
 }
 
 }  // namespace matte

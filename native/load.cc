@@ -1,6 +1,7 @@
 #include "load.h"
 
 #include "errors.h"
+#include "libvips.h"
 #include "sniff.h"
 #include "steps/steps.h"
 
@@ -28,7 +29,9 @@ VImage call_loader(ImageType type, VipsBlob *blob, vips::VOption *options) {
     case ImageType::Png: return VImage::pngload_buffer(blob, options);
     case ImageType::Gif: return VImage::gifload_buffer(blob, options);
     case ImageType::Webp: return VImage::webpload_buffer(blob, options);
-    case ImageType::Heif: return VImage::heifload_buffer(blob, options);
+    case ImageType::Heif:
+      load_libvips_module("vips-heif.so");  // on first use, not at start (native/encode/libheif.h)
+      return VImage::heifload_buffer(blob, options);
     case ImageType::Tiff: return VImage::tiffload_buffer(blob, options);
   }
   throw unsupported_image("unknown image type");

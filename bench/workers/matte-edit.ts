@@ -27,6 +27,9 @@ async function main(): Promise<void> {
   const timing = await time(run, args.warmup, args.runs);
   const output = join(OUTPUTS, `matte-${spec.id}.${EXTENSIONS[spec.format]}`);
   writeFileSync(output, last!.data);
+  // Read before versions(), which opens ONNX Runtime (native/matte/onnxruntime.h): the peak is the
+  // edits', not the version report's.
+  const after = memory();
   finish(args, {
     tool: 'matte',
     pipeline: spec.id,
@@ -34,7 +37,7 @@ async function main(): Promise<void> {
     timing,
     output: { file: output, width: last!.width, height: last!.height, frames: last!.frames, bytes: last!.data.length },
     rssBeforeMB: before.rssMB,
-    ...memory(),
+    ...after,
   });
 }
 

@@ -22,8 +22,7 @@
 #include "avif.h"
 
 #include "../errors.h"
-
-#include <libheif/heif.h>
+#include "libheif.h"  // libheif's functions, loaded on the first AVIF (not linked)
 
 #include <algorithm>
 #include <cstring>
@@ -44,17 +43,17 @@ const char *kChroma = "420";
 // libheif's aom plugin accepts 1..16 threads.
 const int kMinThreads = 2, kMaxThreads = 16;
 
-template <typename T, auto Free>
+template <typename T, auto LibHeif::*Free>
 struct Releaser {
   void operator()(T *p) const {
-    if (p) Free(p);
+    if (p) (libheif().*Free)(p);
   }
 };
-using Context = std::unique_ptr<heif_context, Releaser<heif_context, heif_context_free>>;
-using Encoder = std::unique_ptr<heif_encoder, Releaser<heif_encoder, heif_encoder_release>>;
-using Image = std::unique_ptr<heif_image, Releaser<heif_image, heif_image_release>>;
-using Handle = std::unique_ptr<heif_image_handle, Releaser<heif_image_handle, heif_image_handle_release>>;
-using Options = std::unique_ptr<heif_encoding_options, Releaser<heif_encoding_options, heif_encoding_options_free>>;
+using Context = std::unique_ptr<heif_context, Releaser<heif_context, &LibHeif::context_free>>;
+using Encoder = std::unique_ptr<heif_encoder, Releaser<heif_encoder, &LibHeif::encoder_release>>;
+using Image = std::unique_ptr<heif_image, Releaser<heif_image, &LibHeif::image_release>>;
+using Handle = std::unique_ptr<heif_image_handle, Releaser<heif_image_handle, &LibHeif::image_handle_release>>;
+using Options = std::unique_ptr<heif_encoding_options, Releaser<heif_encoding_options, &LibHeif::encoding_options_free>>;
 
 void check(const heif_error &error, const char *what) {
   if (error.code == heif_error_Ok) return;
@@ -109,37 +108,38 @@ void encode_avif(const VImage &input, void **data, size_t *size) {
   const int width = image.width(), height = image.height();
   const bool alpha = image.bands() > 3;
 
-  Context context(heif_context_alloc());
+  const LibHeif &heif = libheif();
+  Context context(heif.context_alloc());
   if (!context) throw Error("internal", "AVIF encoding failed: no libheif context");
   heif_encoder *raw_encoder = nullptr;
-  check(heif_context_get_encoder_for_format(context.get(), heif_compression_AV1, &raw_encoder), "AV1 encoder");
+  check(heif.context_get_encoder_for_format(context.get(), heif_compression_AV1, &raw_encoder), "AV1 encoder");
   Encoder encoder(raw_encoder);
-  check(heif_encoder_set_lossy_quality(encoder.get(), kQuality), "quality");
-  check(heif_encoder_set_lossless(encoder.get(), 0), "lossless");
-  check_parameter(heif_encoder_set_parameter_integer(encoder.get(), "speed", kSpeed), "speed");
-  check_parameter(heif_encoder_set_parameter_string(encoder.get(), "chroma", kChroma), "chroma");
+  check(heif.encoder_set_lossy_quality(encoder.get(), kQuality), "quality");
+  check(heif.encoder_set_lossless(encoder.get(), 0), "lossless");
+  check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "speed", kSpeed), "speed");
+  check_parameter(heif.encoder_set_parameter_string(encoder.get(), "chroma", kChroma), "chroma");
   const int threads = std::clamp(vips_concurrency_get(), kMinThreads, kMaxThreads);
-  check_parameter(heif_encoder_set_parameter_integer(encoder.get(), "threads", threads), "threads");
-  check_parameter(heif_encoder_set_parameter_string(encoder.get(), "aom:enable-intrabc", "0"), "enable-intrabc");
+  check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "threads", threads), "threads");
+  check_parameter(heif.encoder_set_parameter_string(encoder.get(), "aom:enable-intrabc", "0"), "enable-intrabc");
 
   heif_image *raw_image = nullptr;
-  check(heif_image_create(width, height, heif_colorspace_RGB,
+  check(heif.image_create(width, height, heif_colorspace_RGB,
                           alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &raw_image),
         "image");
   Image picture(raw_image);
-  check(heif_image_add_plane(picture.get(), heif_channel_interleaved, width, height, 8), "plane");
+  check(heif.image_add_plane(picture.get(), heif_channel_interleaved, width, height, 8), "plane");
   Rows rows{nullptr, 0, size_t(width) * image.bands()};
-  rows.plane = heif_image_get_plane(picture.get(), heif_channel_interleaved, &rows.stride);
+  rows.plane = heif.image_get_plane(picture.get(), heif_channel_interleaved, &rows.stride);
   if (!rows.plane) throw Error("internal", "AVIF encoding failed: no image plane");
 
   // The pixels, computed as heifsave computes them: a failure here (a corrupt input, the budget's
   // kill flag) is a VError for the pipeline to classify.
   if (vips_sink_disc(image.get_image(), copy_rows, &rows)) throw vips::VError();
 
-  Options options(heif_encoding_options_alloc());
+  Options options(heif.encoding_options_alloc());
   options->save_alpha_channel = alpha;
   heif_image_handle *raw_handle = nullptr;
-  check(heif_context_encode_image(context.get(), picture.get(), encoder.get(), options.get(), &raw_handle), "encode");
+  check(heif.context_encode_image(context.get(), picture.get(), encoder.get(), options.get(), &raw_handle), "encode");
   Handle handle(raw_handle);
   picture.reset();
 
@@ -147,7 +147,7 @@ void encode_avif(const VImage &input, void **data, size_t *size) {
   heif_writer writer{};
   writer.writer_api_version = 1;
   writer.write = write_output;
-  heif_error written = heif_context_write(context.get(), &writer, &out);
+  heif_error written = heif.context_write(context.get(), &writer, &out);
   if (written.code != heif_error_Ok) {
     g_free(out.data);
     check(written, "write");

@@ -3,6 +3,7 @@
 #include "../budget.h"
 #include "../errors.h"
 #include "inference_gate.h"
+#include "onnxruntime.h"
 
 #include <algorithm>
 #include <atomic>
@@ -109,13 +110,12 @@ bool Model::runs_on_own_thread() const { return own_thread_ && job_threads.load(
 
 InferenceCounts inference_counts() { return {pooled_runs.load(), own_thread_runs.load()}; }
 
-std::string onnxruntime_version() { return Ort::GetVersionString(); }
-
 void set_onnxruntime_threads(int threads) { pool_threads = std::max(1, threads); }
 
 void set_job_threads(int threads) { job_threads = std::max(1, threads); }
 
 Model::Model(const ModelSpec &spec) : spec_(spec) {
+  load_onnxruntime();  // the first model opens the library (onnxruntime.h); throws model_error
   // Every ONNX Runtime call below may throw Ort::Exception (a file that is not a model, an
   // unsupported operator): all of them are model errors, never `internal`.
   try {

@@ -1,5 +1,5 @@
 // A segmentation model run in-process by ONNX Runtime (its C API, through the header-only C++
-// wrapper that ships with it). One Model is loaded once and shared by every job: ONNX Runtime
+// wrapper that ships with it; the library itself is opened by the first model: onnxruntime.h). One Model is loaded once and shared by every job: ONNX Runtime
 // sessions are safe to run concurrently.
 #pragma once
 
@@ -77,8 +77,5 @@ InferenceCounts inference_counts();
 
 /** The registry's post-processing of the matte output (values: the first HxW plane). */
 std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess);
-
-/** The ONNX Runtime version the addon runs with. */
-std::string onnxruntime_version();
 
 }  // namespace matte
