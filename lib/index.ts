@@ -22,11 +22,13 @@ import { modelFor } from './models.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { withCores } from './threads.js';
 import { isHandedOver } from './handover.js';
+import { MATTE_VERSION } from './version.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
 export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
+export { MATTE_VERSION } from './version.js';
 export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
 
 /** An encoded image in memory, or the path of an image file. */
@@ -155,5 +157,5 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
 
 /** Versions of matte and of the native libraries it runs on. */
 export function versions(): { matte: string; libvips: string; onnxruntime: string } {
-  return { matte: '0.1.0', ...addon.versions() };
+  return { matte: MATTE_VERSION, ...addon.versions() };
 }

@@ -16,7 +16,7 @@ import {
   OUTPUT_MODES,
   operationsSchema,
   operationValueSchemas,
-  versions,
+  MATTE_VERSION,
 } from '../../lib/index.js';
 import type { Config } from '../config.js';
 import { MAX_FIELD_BYTES } from '../input.js';
@@ -104,7 +104,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
     openapi: '3.1.0',
     info: {
       title: 'matte',
-      version: versions().matte,
+      version: MATTE_VERSION,
       description: 'Image editing and AI background removal. Every error is {"error": {"code", "message", "path?"}}; every response carries X-Request-Id.',
     },
     servers: [{ url: config.publicUrl }],
