@@ -2,13 +2,23 @@
 // load the fetched file as it is; an entry with `source.convert` is rewritten once, at fetch time
 // (never at run time), and the result must have the entry's `sha256` while the fetched original
 // must have `source.sha256`. Both checksums are in the registry, so the stored file is exactly
-// the one that was measured and tested.
+// the one that was measured and tested; the original is kept beside it (originalPath).
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import type { ModelEntry } from '../lib/models.js';
 import { convertModelToFloat32 } from './convert-fp32.js';
 
 /** The conversions an entry may name in `source.convert`. */
 export const CONVERSIONS = ['fp32'] as const;
+
+/**
+ * Where the fetcher keeps the verified original of a converted entry, beside `<name>.onnx`: never
+ * loaded by matte (the bench's JS peer runs it, as its own package ships it), and the source of a
+ * later conversion without a download. Deleting it costs nothing but that download.
+ */
+export function originalPath(name: string, dir: string): string {
+  return join(dir, `${name}.original.onnx`);
+}
 
 /** The checksum of the file as fetched: `source.sha256` for a converted entry, else the entry's own. */
 export function originalSha256(entry: ModelEntry): string {

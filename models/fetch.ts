@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { modelPath, modelRegistry, modelsDir, sha256File, type ModelEntry } from '../lib/models.js';
-import { deriveModel, originalSha256 } from './derive.js';
+import { deriveModel, originalPath, originalSha256 } from './derive.js';
 
 const run = promisify(execFile);
 
@@ -76,19 +76,32 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
   const log = (message: string) => options.quiet || console.log(`models: ${message}`);
 
   const original = originalSha256(entry);
+  // A converted entry keeps its verified original beside the result (models/derive.ts): the
+  // bench's JS peer runs it, and a later conversion needs no download.
+  const kept = entry.source.convert ? originalPath(name, dir) : undefined;
   if (existsSync(target)) {
     const stored = await sha256File(target);
     if (stored === entry.sha256) {
       log(`${name} is already in ${dir}`);
       return target;
     }
-    if (entry.source.convert && stored === original) {
-      log(`${name} in ${dir} is the fetched original; converting it to ${entry.source.convert}`);
-      await store(target, deriveModel(name, entry, await readFile(target)));
-      log(`${name} stored in ${target}`);
+    if (kept && stored === original) {
+      // Fetched before the registry converted it: kept as the original first, then replaced by
+      // the conversion, so that no step leaves the directory without a verified copy.
+      log(`${name} in ${dir} is the fetched original; converting it to ${entry.source.convert} (no download)`);
+      const bytes = await readFile(target);
+      await store(kept, bytes);
+      await store(target, deriveModel(name, entry, bytes));
+      log(`${name} stored in ${target}, its original in ${kept}`);
       return target;
     }
     log(`${name} in ${dir} has the wrong checksum; fetching it again`);
+  }
+  if (kept && existsSync(kept) && (await sha256File(kept)) === original) {
+    log(`converting the stored original of ${name} to ${entry.source.convert} (no download)`);
+    await store(target, deriveModel(name, entry, await readFile(kept)));
+    log(`${name} stored in ${target}`);
+    return target;
   }
 
   await mkdir(dir, { recursive: true });
@@ -109,9 +122,13 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
     if (digest !== original) {
       throw new Error(`${name}: sha256 ${digest} does not match the registry's ${original}; the file is not used`);
     }
-    if (entry.source.convert) log(`converting ${name} to ${entry.source.convert}`);
-    await store(target, deriveModel(name, entry, Buffer.concat(parts)));
-    log(`${name} stored in ${target}`);
+    const bytes = Buffer.concat(parts);
+    if (kept) {
+      log(`converting ${name} to ${entry.source.convert}`);
+      await store(kept, bytes);
+    }
+    await store(target, deriveModel(name, entry, bytes));
+    log(`${name} stored in ${target}${kept ? `, its original in ${kept}` : ''}`);
     return target;
   } finally {
     await rm(scratch, { recursive: true, force: true });
