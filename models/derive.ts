@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { ModelEntry } from '../lib/models.js';
-import { convertModelToFloat32 } from './convert-fp32.js';
 
 /** The conversions an entry may name in `source.convert`. */
 export const CONVERSIONS = ['fp32'] as const;
@@ -29,7 +28,7 @@ export function originalSha256(entry: ModelEntry): string {
  * The bytes to store for `name` from the verified original: the original itself, or its
  * conversion, whose sha256 is checked against the entry's before anything is written.
  */
-export function deriveModel(name: string, entry: ModelEntry, original: Uint8Array): Uint8Array {
+export async function deriveModel(name: string, entry: ModelEntry, original: Uint8Array): Promise<Uint8Array> {
   const convert = entry.source.convert;
   if (!convert) return original;
   if (!(CONVERSIONS as readonly string[]).includes(convert)) {
@@ -37,6 +36,8 @@ export function deriveModel(name: string, entry: ModelEntry, original: Uint8Arra
   }
   let bytes: Uint8Array;
   try {
+    // Imported here: the protobuf code is loaded only by a fetch that converts (not by every CLI start).
+    const { convertModelToFloat32 } = await import('./convert-fp32.js');
     bytes = convertModelToFloat32(original).bytes;
   } catch (err) {
     throw new Error(`${name}: the conversion to ${convert} failed: ${err instanceof Error ? err.message : err}`);

@@ -91,7 +91,7 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
       log(`${name} in ${dir} is the fetched original; converting it to ${entry.source.convert} (no download)`);
       const bytes = await readFile(target);
       await store(kept, bytes);
-      await store(target, deriveModel(name, entry, bytes));
+      await store(target, await deriveModel(name, entry, bytes));
       log(`${name} stored in ${target}, its original in ${kept}`);
       return target;
     }
@@ -99,7 +99,7 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
   }
   if (kept && existsSync(kept) && (await sha256File(kept)) === original) {
     log(`converting the stored original of ${name} to ${entry.source.convert} (no download)`);
-    await store(target, deriveModel(name, entry, await readFile(kept)));
+    await store(target, await deriveModel(name, entry, await readFile(kept)));
     log(`${name} stored in ${target}`);
     return target;
   }
@@ -127,7 +127,7 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
       log(`converting ${name} to ${entry.source.convert}`);
       await store(kept, bytes);
     }
-    await store(target, deriveModel(name, entry, bytes));
+    await store(target, await deriveModel(name, entry, bytes));
     log(`${name} stored in ${target}${kept ? `, its original in ${kept}` : ''}`);
     return target;
   } finally {

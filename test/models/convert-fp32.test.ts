@@ -18,6 +18,15 @@ import { scratchDir } from '../helpers/scratch.js';
 let dir = '';
 scratchDir(test, 'matte-convert-', (path) => (dir = path));
 
+async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  try {
+    await promise;
+    assert.unreachable('should have failed');
+  } catch (err) {
+    assert.match((err as Error).message, pattern);
+  }
+}
+
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 
@@ -113,7 +122,7 @@ test('what cannot be converted is refused with a clear error', () => {
   assert.throws(() => convertModelToFloat32(convertModelToFloat32(good).bytes), /no float16/);
 });
 
-test('deriveModel: the result must have the entry\'s sha256, else nothing is stored', () => {
+test('deriveModel: the result must have the entry\'s sha256, else nothing is stored', async () => {
   const half = tinyHalfModel(8, 8);
   const full = convertModelToFloat32(half).bytes;
   const entry: ModelEntry = {
@@ -123,13 +132,13 @@ test('deriveModel: the result must have the entry\'s sha256, else nothing is sto
     input: { width: 8, height: 8, divide: 255, mean: [0, 0, 0], std: [1, 1, 1] },
     output: { name: 'matte', postprocess: 'clamp' },
   };
-  assert.is(sha256(deriveModel('tiny', entry, half)), entry.sha256);
-  assert.throws(() => deriveModel('tiny', { ...entry, sha256: '0'.repeat(64) }, half), /tiny: the fp32 conversion has sha256 [0-9a-f]{64}, the registry expects 0{64}; nothing is stored/);
-  assert.throws(() => deriveModel('tiny', entry, half.subarray(0, 100)), /tiny: the conversion to fp32 failed: not an ONNX model/);
-  assert.throws(() => deriveModel('tiny', { ...entry, source: { ...entry.source, convert: 'int8' as 'fp32' } }, half), /unknown source.convert "int8"/);
+  assert.is(sha256(await deriveModel('tiny', entry, half)), entry.sha256);
+  await rejects(deriveModel('tiny', { ...entry, sha256: '0'.repeat(64) }, half), /tiny: the fp32 conversion has sha256 [0-9a-f]{64}, the registry expects 0{64}; nothing is stored/);
+  await rejects(deriveModel('tiny', entry, half.subarray(0, 100)), /tiny: the conversion to fp32 failed: not an ONNX model/);
+  await rejects(deriveModel('tiny', { ...entry, source: { ...entry.source, convert: 'int8' as 'fp32' } }, half), /unknown source.convert "int8"/);
   // An entry without `convert` stores what was fetched, unchanged.
   const plain = { ...entry, source: { npm: 'none@0.0.0', files: [] } };
-  assert.is(deriveModel('tiny', plain, half), half);
+  assert.is(await deriveModel('tiny', plain, half), half);
 });
 
 test.run();
