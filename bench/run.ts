@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { OUT, ROOT, ensureDirs, runWorker, summarise, type Timing } from './common.js';
 import { INPUT_FILES, PIPELINES, modelSizeInput } from './pipelines.js';
 import { modelsDir as defaultModelsDir } from '../lib/models-dir.js';
+import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -183,7 +184,9 @@ async function benchBackground(targets: Target[]) {
         () =>
           runWorker<any>('js-matte', {
             ...common,
-            modelPath: join(modelsDir, `${model}.onnx`),
+            // The peer runs the model as its package ships it: for an entry converted at fetch
+            // time (isnet: fp16 -> fp32, models/derive.ts), the original kept beside it.
+            modelPath: registry.models[model].source.convert ? originalPath(model, modelsDir) : join(modelsDir, `${model}.onnx`),
             entry: registry.models[model],
             // made by the matte-bg worker of the first round
             controlInput: join(OUT, 'outputs', `matte-model-input-${model}-${input.replace(/\.\w+$/, '')}.png`),

