@@ -112,9 +112,21 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
             else if (source[j] <= bg && nb < 81) bs[nb][0] = c[0], bs[nb][1] = c[1], bs[nb][2] = c[2], nb++;
           }
         if (!nf || !nb) continue;
+        // A pair's trust is at most its separation term (fits <= 1), which needs no residual: a
+        // pair whose separation cannot beat the best so far is skipped. The choice is the same
+        // pair as without the bound (ties keep the first), at a fraction of the cost: this search
+        // was most of the refinement's time on a 12 MP photo.
         float best_score = -1;
+        const float separation = std::max(1.0f, p.separation);
         for (int f = 0; f < nf; f++)
           for (int b = 0; b < nb; b++) {
+            float len2 = 0;
+            for (int c = 0; c < 3; c++) {
+              const float d = fs[f][c] - bs[b][c];
+              len2 += d * d;
+            }
+            if (len2 < 1) continue;  // trust 0: never better than the initial {0, 0}
+            if (std::min(1.0f, std::sqrt(len2) / separation) <= best_score) continue;
             Blend e = blend(I, fs[f], bs[b], p);
             if (e.trust > best_score) best_score = e.trust, best = e;
           }
