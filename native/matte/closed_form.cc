@@ -12,6 +12,7 @@
 #include "../budget.h"
 #include "guided_filter.h"
 #include "refine_bands.h"
+#include "taps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,26 +20,6 @@
 namespace matte {
 
 namespace {
-
-// Bilinear sampling positions of a working row/column for each full-resolution one (pixel centres
-// aligned, as in refine.cc).
-struct Taps {
-  std::vector<int> i0, i1;
-  std::vector<float> f;
-};
-Taps taps(int full, int small) {
-  Taps t;
-  t.i0.resize(full), t.i1.resize(full), t.f.resize(full);
-  const double scale = double(small) / full;
-  for (int x = 0; x < full; x++) {
-    double u = std::clamp((x + 0.5) * scale - 0.5, 0.0, double(small - 1));
-    int i0 = int(u);
-    t.i0[x] = i0;
-    t.i1[x] = std::min(i0 + 1, small - 1);
-    t.f[x] = float(u - i0);
-  }
-  return t;
-}
 
 // The mask dilated by a (2r+1)^2 square: along the rows, then across them (each band of rows
 // writes only its own rows).

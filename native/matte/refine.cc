@@ -24,6 +24,7 @@
 #include "../errors.h"
 #include "guided_filter.h"
 #include "refine_bands.h"
+#include "taps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -149,26 +150,6 @@ std::vector<uint8_t> unknown_band(const std::vector<uint8_t> &matte, int w, int 
         }
     }
   return band;
-}
-
-// Bilinear sampling positions of a model-resolution row/column for each full-resolution one
-// (pixel centres aligned, as libvips' resize does).
-struct Taps {
-  std::vector<int> i0, i1;
-  std::vector<float> f;
-};
-Taps taps(int full, int model) {
-  Taps t;
-  t.i0.resize(full), t.i1.resize(full), t.f.resize(full);
-  const double scale = double(model) / full;
-  for (int x = 0; x < full; x++) {
-    double u = std::clamp((x + 0.5) * scale - 0.5, 0.0, double(model - 1));
-    int i0 = int(u);
-    t.i0[x] = i0;
-    t.i1[x] = std::min(i0 + 1, model - 1);
-    t.f[x] = float(u - i0);
-  }
-  return t;
 }
 
 }  // namespace

@@ -12,3 +12,10 @@ export async function failure(job: Promise<unknown>): Promise<{ error: MatteErro
   }
   throw new Error('the job was expected to fail');
 }
+
+/** A job that must fail with `model_error` and a message matching `pattern`. */
+export async function modelError(job: Promise<unknown>, pattern: RegExp): Promise<void> {
+  const { error } = await failure(job);
+  assert.is(error.code, 'model_error', String(error));
+  assert.match(error.message, pattern);
+}

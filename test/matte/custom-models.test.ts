@@ -6,10 +6,11 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadModel, loadedModelNames, removeBackground, MatteError, type ModelEntry } from '../../lib/index.js';
+import { loadModel, loadedModelNames, removeBackground, type ModelEntry } from '../../lib/index.js';
 import { channelMeanModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { modelError } from '../helpers/failure.js';
 
 let dir = '';
 scratchDir(test, 'matte-custom-', (path) => (dir = path));
@@ -31,17 +32,6 @@ async function custom(file: string, postprocess: string, input: Partial<ModelEnt
       output: { name: 'matte', postprocess: postprocess as ModelEntry['output']['postprocess'] },
     },
   };
-}
-
-async function modelError(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-    assert.unreachable('should have failed');
-  } catch (err) {
-    assert.instance(err, MatteError);
-    assert.is((err as MatteError).code, 'model_error', String(err));
-    assert.match((err as Error).message, pattern);
-  }
 }
 
 const alphaOf = async (out: { data: Buffer }) => pixel(await decode(out.data), 4, 4)[3];

@@ -7,13 +7,14 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { edit, loadModel, modelRegistry, removeBackground, MatteError, type ModelEntry } from '../../lib/index.js';
+import { edit, loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
 import { modelPath, modelsDir, sha256File } from '../../lib/models.js';
 import { addon } from '../../lib/native.js';
 import { fromNativeError } from '../../lib/errors.js';
 import { channelMeanModel, failingModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { modelError } from '../helpers/failure.js';
 
 let dir = '';
 scratchDir(test, 'matte-models-', (path) => (dir = path));
@@ -30,17 +31,6 @@ async function tinyModel(name: string, data: Buffer, input: Partial<ModelEntry['
     input: { width: 16, height: 16, divide: 255, mean: [0, 0, 0], std: [1, 1, 1], ...input },
     output: { name: 'matte', postprocess: 'clamp', ...output },
   };
-}
-
-async function modelError(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-    assert.unreachable('should have failed');
-  } catch (err) {
-    assert.instance(err, MatteError);
-    assert.is((err as MatteError).code, 'model_error', String(err));
-    assert.match((err as Error).message, pattern);
-  }
 }
 
 test('the registry: u2netp is the default, isnet is described fully, licences are named', async () => {

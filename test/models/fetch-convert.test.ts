@@ -8,30 +8,20 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadModel, modelRegistry, removeBackground, MatteError, type ModelEntry } from '../../lib/index.js';
+import { loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
 import { modelsDir, sha256File } from '../../lib/models.js';
 import { originalPath } from '../../models/derive.js';
 import { fetchModel } from '../../models/fetch.js';
 import { decode } from '../helpers/images.js';
 import { fixture } from '../helpers/fixtures.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { modelError } from '../helpers/failure.js';
 
 let dir = '';
 scratchDir(test, 'matte-fetch-convert-', (path) => (dir = path));
 
 const original = originalPath('isnet', modelsDir());
 const define = existsSync(original) ? test : test.skip;
-
-async function modelError(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-    assert.unreachable('should have failed');
-  } catch (err) {
-    assert.instance(err, MatteError);
-    assert.is((err as MatteError).code, 'model_error', String(err));
-    assert.match((err as Error).message, pattern);
-  }
-}
 
 async function alphaOf(model: string, image: string): Promise<Buffer> {
   const out = await decode((await removeBackground(image, { model, refine: false })).data);
