@@ -10,6 +10,7 @@
 #include "closed_form.h"
 
 #include "../budget.h"
+#include "dilate_row.h"
 #include "guided_filter.h"
 #include "refine_bands.h"
 #include "taps.h"
@@ -28,18 +29,7 @@ std::vector<uint8_t> dilate(const std::vector<uint8_t> &mask, int w, int h, int 
   std::vector<uint8_t> rows(mask.size(), 0), out(mask.size(), 0);
   for_row_bands(h, [&](int y0, int y1) {
     for (int y = y0; y < y1; y++) {
-      const uint8_t *in = &mask[size_t(y) * w];
-      uint8_t *o = &rows[size_t(y) * w];
-      int last = -(1 << 20);
-      for (int x = 0; x < w; x++) {
-        if (in[x]) last = x;
-        if (x - last <= r) o[x] = 1;
-      }
-      last = 1 << 20;
-      for (int x = w - 1; x >= 0; x--) {
-        if (in[x]) last = x;
-        if (last - x <= r) o[x] = 1;
-      }
+      dilate_row(&mask[size_t(y) * w], &rows[size_t(y) * w], w, r);
     }
   }, budget);
   for_row_bands(h, [&](int y0, int y1) {

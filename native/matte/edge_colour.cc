@@ -1,5 +1,6 @@
 #include "edge_colour.h"
 
+#include "dilate_row.h"
 #include "refine_bands.h"
 
 #include <algorithm>
@@ -56,17 +57,7 @@ void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W
         cross[x] = (x + 1 < W && (source[i + 1] >= 128) != in) || (x > 0 && (source[i - 1] >= 128) != in) ||
                    (y + 1 < H && (source[i + W] >= 128) != in) || (y > 0 && (source[i - W] >= 128) != in);
       }
-      uint8_t *o = &rows[size_t(y) * W];
-      int last = -(1 << 20);
-      for (int x = 0; x < W; x++) {
-        if (cross[x]) last = x;
-        if (x - last <= d) o[x] = 1;
-      }
-      last = 1 << 20;
-      for (int x = W - 1; x >= 0; x--) {
-        if (cross[x]) last = x;
-        if (last - x <= d) o[x] = 1;
-      }
+      dilate_row(cross.data(), &rows[size_t(y) * W], W, d);
     }
   }, budget);
   for_row_bands(H, [&](int first_row, int end_row) {
