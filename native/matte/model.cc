@@ -104,25 +104,35 @@ const bool mmap_threshold_fixed = (fix_mmap_threshold(), true);
 
 }  // namespace
 
-// The registry's post-processing: model output values -> 0..255.
-std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess) {
-  // A NaN (a broken model) counts as background rather than reaching lround (undefined).
-  for (float &v : values)
+// The registry's post-processing: model output values -> 0..255, read where ONNX Runtime left them.
+std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Postprocess postprocess) {
+  const bool sigmoid = postprocess == ModelSpec::Postprocess::Sigmoid;
+  auto value = [&](size_t i) {
+    float v = values[i];
+    // A NaN (a broken model) counts as background rather than reaching the rounding (undefined).
     if (std::isnan(v)) v = 0;
-  if (postprocess == ModelSpec::Postprocess::Sigmoid)
-    for (float &v : values) v = 1.0f / (1.0f + std::exp(-v));
+    if (sigmoid) v = 1.0f / (1.0f + std::exp(-v));
+    return v;
+  };
   float low = 0, high = 1;
-  if (postprocess == ModelSpec::Postprocess::MinMax) {
-    auto [min, max] = std::minmax_element(values.begin(), values.end());
-    low = *min;
-    high = *max > *min ? *max : *min + 1;
+  if (postprocess == ModelSpec::Postprocess::MinMax && count > 0) {
+    // The first smallest and the last largest, as std::minmax_element picks them.
+    float min = value(0), max = min;
+    for (size_t i = 1; i < count; i++) {
+      float v = value(i);
+      if (v < min) min = v;
+      if (!(v < max)) max = v;
+    }
+    low = min;
+    high = max > min ? max : min + 1;
     if (!std::isfinite(high - low)) throw model_error("the model's matte output is not finite");
   }
-  std::vector<uint8_t> matte(values.size());
+  std::vector<uint8_t> matte(count);
   const float scale = 255.0f / (high - low);
-  for (size_t i = 0; i < values.size(); i++) {
-    float v = (values[i] - low) * scale;
-    matte[i] = uint8_t(std::lround(std::clamp(v, 0.0f, 255.0f)));
+  for (size_t i = 0; i < count; i++) {
+    float v = std::clamp((value(i) - low) * scale, 0.0f, 255.0f);
+    // std::lround(v) for 0 <= v <= 255, exactly: a float plus 0.5 is exact in double.
+    matte[i] = uint8_t(int(double(v) + 0.5));
   }
   return matte;
 }
@@ -261,8 +271,12 @@ void Model::open() {
 std::vector<uint8_t> Model::infer(std::vector<float> &&chw, Budget *budget) const {
   if (chw.size() != size_t(3) * spec_.input_width * spec_.input_height)
     throw model_error("the model's input has the wrong size");
+  return infer([&](float *input) { std::copy(chw.begin(), chw.end(), input); }, budget);
+}
+
+std::vector<uint8_t> Model::infer(const std::function<void(float *chw)> &fill, Budget *budget) const {
   try {
-    return run(chw, budget);
+    return run(fill, budget);
   } catch (const Ort::Exception &err) {
     // A terminated run fails with "Exiting due to terminate flag": that is the budget's stop.
     if (budget) budget->check();
@@ -270,19 +284,29 @@ std::vector<uint8_t> Model::infer(std::vector<float> &&chw, Budget *budget) cons
   }
 }
 
-std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
+std::vector<uint8_t> Model::run(const std::function<void(float *chw)> &fill, Budget *budget) const {
   const size_t pixels = size_t(spec_.input_width) * spec_.input_height;
   std::array<int64_t, 4> shape{1, 3, spec_.input_height, spec_.input_width};
-  auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  // While every core has a job, on this thread alone; otherwise in the pool, taking turns
+  // (inference_gate.h: no two runs oversubscribe the pool).
+  const bool on_own_thread = runs_on_own_thread();
+  Ort::Session &session = on_own_thread ? *own_thread_ : *session_;
 
-  std::vector<Ort::Float16_t> half;
+  // The input tensor comes from the session's arena, whose pages the previous runs left resident:
+  // a buffer of the job's own (12 MB for IS-Net's 1024x1024) was fresh, zero-filled pages on
+  // every job (glibc maps blocks that large apart: model.cc's mmap threshold), then a copy.
+  auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  Ort::Allocator arena(session, memory);
   Ort::Value input{nullptr};
   if (input_is_half_) {
-    half.reserve(chw.size());
-    for (float v : chw) half.emplace_back(v);
-    input = Ort::Value::CreateTensor<Ort::Float16_t>(memory, half.data(), half.size(), shape.data(), shape.size());
+    std::vector<float> chw(pixels * 3);
+    fill(chw.data());
+    input = Ort::Value::CreateTensor<Ort::Float16_t>(arena, shape.data(), shape.size());
+    Ort::Float16_t *half = input.GetTensorMutableData<Ort::Float16_t>();
+    for (size_t i = 0; i < chw.size(); i++) half[i] = Ort::Float16_t(chw[i]);
   } else {
-    input = Ort::Value::CreateTensor<float>(memory, chw.data(), chw.size(), shape.data(), shape.size());
+    input = Ort::Value::CreateTensor<float>(arena, shape.data(), shape.size());
+    fill(input.GetTensorMutableData<float>());
   }
 
   const char *input_names[] = {input_name_.c_str()};
@@ -290,15 +314,13 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
   Ort::RunOptions run_options;
   std::vector<Ort::Value> outputs;
   {
-    // While every core has a job, on this thread alone; otherwise in the pool, taking turns
-    // (inference_gate.h: no two runs oversubscribe the pool).
-    const bool on_own_thread = runs_on_own_thread();
     std::optional<InferencePlace> place;
     if (!on_own_thread) place.emplace(budget);
     Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
-    outputs = (on_own_thread ? *own_thread_ : *session_).Run(run_options, input_names, &input, 1, output_names, 1);
+    outputs = session.Run(run_options, input_names, &input, 1, output_names, 1);
     (on_own_thread ? own_thread_runs : pooled_runs)++;
   }
+  input = Ort::Value{nullptr};  // back to the arena before the post-processing
   if (outputs.size() != 1 || !outputs[0].IsTensor()) throw model_error("the model gave no matte tensor");
   auto info = outputs[0].GetTensorTypeAndShapeInfo();
   std::vector<int64_t> out_shape = info.GetShape();
@@ -310,16 +332,11 @@ std::vector<uint8_t> Model::run(std::vector<float> &chw, Budget *budget) const {
 
   // The first input_width x input_height values are the matte (of 1x1xHxW or 1xHxW; with more
   // channels, the first, as rembg does).
+  if (!output_is_half_) return to_matte(outputs[0].GetTensorData<float>(), pixels, spec_.postprocess);
   std::vector<float> values(pixels);
-  if (output_is_half_) {
-    const Ort::Float16_t *data = outputs[0].GetTensorData<Ort::Float16_t>();
-    for (size_t i = 0; i < pixels; i++) values[i] = data[i].ToFloat();
-  } else {
-    const float *data = outputs[0].GetTensorData<float>();
-    std::copy(data, data + pixels, values.begin());
-  }
-
-  return to_matte(values, spec_.postprocess);
+  const Ort::Float16_t *data = outputs[0].GetTensorData<Ort::Float16_t>();
+  for (size_t i = 0; i < pixels; i++) values[i] = data[i].ToFloat();
+  return to_matte(values.data(), pixels, spec_.postprocess);
 }
 
 }  // namespace matte

@@ -6,6 +6,7 @@
 #include <onnxruntime_cxx_api.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,10 +44,16 @@ class Model {
    */
   std::vector<uint8_t> infer(std::vector<float> &&chw, Budget *budget = nullptr) const;
 
+  /**
+   * The same, with `fill` writing the planar input (3 x input_height x input_width floats) straight
+   * into the input tensor, which comes from the session's arena: no buffer of the job's own.
+   */
+  std::vector<uint8_t> infer(const std::function<void(float *chw)> &fill, Budget *budget = nullptr) const;
+
  private:
   void open();
   bool runs_on_own_thread() const;
-  std::vector<uint8_t> run(std::vector<float> &chw, Budget *budget) const;
+  std::vector<uint8_t> run(const std::function<void(float *chw)> &fill, Budget *budget) const;
 
   ModelSpec spec_;
   std::unique_ptr<Ort::Session> session_;     // in the process-wide intra-op pool
@@ -75,7 +82,7 @@ struct InferenceCounts {
 };
 InferenceCounts inference_counts();
 
-/** The registry's post-processing of the matte output (values: the first HxW plane). */
-std::vector<uint8_t> to_matte(std::vector<float> &values, ModelSpec::Postprocess postprocess);
+/** The registry's post-processing of the matte output (values: the first HxW plane, `count` of them). */
+std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Postprocess postprocess);
 
 }  // namespace matte

@@ -24,8 +24,9 @@ static VImage stretch(const VImage &in, int width, int height, VipsKernel kernel
   return out;
 }
 
-// Interleaved 8-bit RGB -> planar float, normalised as the registry says, in one pass.
-static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
+// Interleaved 8-bit RGB -> planar float into `chw` (the model's input tensor), normalised as the
+// registry says, in one pass.
+static void to_planar(const VImage &rgb, const ModelSpec &spec, float *chw) {
   const size_t pixels = size_t(rgb.width()) * rgb.height();
   const uint8_t *data = static_cast<const uint8_t *>(rgb.data());
   double divide = spec.divide;
@@ -35,20 +36,19 @@ static std::vector<float> to_planar(const VImage &rgb, const ModelSpec &spec) {
     scale[c] = float(1.0 / (divide * spec.std[c]));
     offset[c] = float(-spec.mean[c] / spec.std[c]);
   }
-  std::vector<float> chw(pixels * 3);
   for (size_t i = 0; i < pixels; i++)
     for (int c = 0; c < 3; c++) chw[c * pixels + i] = data[i * 3 + c] * scale[c] + offset[c];
-  return chw;
 }
 
 // The model's matte of `small` (model-sized RGB); with test-time augmentation, the mean of the
 // mattes of the image and of its mirror image.
 static std::vector<uint8_t> model_matte(const VImage &small, const Model &model, bool tta, Budget &budget) {
   const ModelSpec &spec = model.spec();
-  std::vector<uint8_t> matte = model.infer(to_planar(small, spec), &budget);
+  std::vector<uint8_t> matte = model.infer([&](float *chw) { to_planar(small, spec, chw); }, &budget);
   if (!tta) return matte;
   budget.check();
-  std::vector<uint8_t> mirrored = model.infer(to_planar(small.fliphor().copy_memory(), spec), &budget);
+  const VImage mirror = small.fliphor().copy_memory();
+  std::vector<uint8_t> mirrored = model.infer([&](float *chw) { to_planar(mirror, spec, chw); }, &budget);
   const int w = spec.input_width;
   for (int y = 0; y < spec.input_height; y++)
     for (int x = 0; x < w; x++) {
