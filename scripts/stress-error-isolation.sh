@@ -6,11 +6,11 @@
 #
 #   scripts/stress-error-isolation.sh [asan|asan-ci|plain] [runs] [minutes] [test file]
 #
-# - asan: the ASan+UBSan build (scripts/asan-env.sh) with ASan keeping its own SIGSEGV handler
-#   (allow_user_segv_handler=0: Node's handler, installed after ASan's, otherwise takes the fault
-#   and re-raises it with the default action, so a fault in uninstrumented code, libvips or a
-#   decoder, dies without a report), then aborting with a core (abort_on_error=1, disable_coredump=0).
-# - asan-ci: exactly CI's environment (Node's handler wins), except that cores are allowed.
+# - asan: the ASan+UBSan build (scripts/asan-env.sh, where ASan keeps its own SIGSEGV handler:
+#   allow_user_segv_handler=0, else Node's handler, installed after ASan's, re-raises a fault in
+#   uninstrumented code, libvips or a decoder, with the default action and no report), aborting
+#   with a core after the report (abort_on_error=1, disable_coredump=0).
+# - asan-ci: CI's environment as it is (scripts/asan-env.sh), cores allowed.
 # - plain: the normal build.
 # Defaults: asan, 200 runs, 60 minutes, dist/test/engine/error-isolation.test.js. Runs under
 # `nice -n 10` (the machine is shared). Prints `N runs, N failed` last; exits non-zero on a failure.
