@@ -1,6 +1,7 @@
 #include "counters.h"
 
 #include "matte/model.h"
+#include "orc_guard.h"
 
 #include <vips/vips.h>
 
@@ -24,6 +25,8 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   matte::InferenceCounts inferences = matte::inference_counts();
   out.Set("inferencesPooled", double(inferences.pooled));
   out.Set("inferencesOwnThread", double(inferences.own_thread));
+  // libvips' ORC compiles and frees serialised (native/orc_guard.h).
+  out.Set("orcGuarded", matte::libvips_orc_guarded());
   return out;
 }
 

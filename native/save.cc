@@ -2,7 +2,9 @@
 
 #include "encode/avif.h"
 #include "encode/png.h"
+#include "errors.h"
 
+#include <string>
 #include <vector>
 
 using vips::VImage;
@@ -55,6 +57,26 @@ void save_gif(const VImage &image, void **data, size_t *size) {
 // libheif directly, not libvips' heifsave: see native/encode/avif.cc.
 void save_avif(const VImage &image, void **data, size_t *size) { encode_avif(image, data, size); }
 
+// The largest side each format can store (a frame's, for animations): WebP 16383 (14-bit sizes),
+// JPEG 65500 (libjpeg's JPEG_MAX_DIMENSION), GIF 65535 (16-bit sizes), AVIF 65536 (AV1's 16-bit
+// frame size). An image past it made the encoder fail: a 500 for what is a property of the image
+// (found by test/stress/error-isolation-stress: a corrupt GIF whose screen became 60x37929, to WebP).
+void check_output_size(Format format, int width, int height) {
+  int most = 0;
+  const char *name = "";
+  switch (format) {
+    case Format::Webp: most = 16383, name = "WebP"; break;
+    case Format::Jpeg: most = 65500, name = "JPEG"; break;
+    case Format::Gif: most = 65535, name = "GIF"; break;
+    case Format::Avif: most = 65536, name = "AVIF"; break;
+    case Format::Png: return;
+  }
+  if (width > most || height > most)
+    throw image_too_large("the result is " + std::to_string(width) + "x" + std::to_string(height) + " pixels, and " +
+                          name + " images are at most " + std::to_string(most) +
+                          " pixels on a side: resize it, or choose another format");
+}
+
 }  // namespace
 
 Encoded save(const Frames &frames, Format format, int quality) {
@@ -64,6 +86,7 @@ Encoded save(const Frames &frames, Format format, int quality) {
     used.split();
     used.images.resize(1);
   }
+  check_output_size(format, used.width(), used.height());
   VImage image = join_frames(used);
 
   Encoded out{nullptr, 0, used.width(), used.height(), used.count()};

@@ -13,9 +13,12 @@
 # - Reports go to files in MATTE_SANITIZER_LOG_DIR as well as failing the process (halt_on_error,
 #   and -fno-sanitize-recover for UB): scripts/run-tests.mjs fails a suite that left a report,
 #   even one from a grandchild process (a spawned server) whose output a test did not show.
+# - ASan keeps its SIGSEGV handler (allow_user_segv_handler=0): Node installs its own after ASan's
+#   and re-raises a fault it does not own with the default action, so a SIGSEGV in uninstrumented
+#   code (libvips, liborc, a decoder) killed a suite with no report and no stack (issue 11).
 MATTE_ADDON_PATH="$(pwd)/build-asan/Release/matte.node"
 MATTE_SANITIZER_LOG_DIR="${MATTE_SANITIZER_LOG_DIR:-$(mktemp -d -t matte-sanitizer-XXXXXX)}"
 LD_PRELOAD="$(gcc -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:log_path=$MATTE_SANITIZER_LOG_DIR/asan"
+ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:handle_segv=1:allow_user_segv_handler=0:log_path=$MATTE_SANITIZER_LOG_DIR/asan"
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$MATTE_SANITIZER_LOG_DIR/ubsan"
 export MATTE_ADDON_PATH MATTE_SANITIZER_LOG_DIR LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
