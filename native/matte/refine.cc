@@ -165,37 +165,49 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   const float stretch = p.stretch + p.stretch_per_upscale * float(std::max(0.0, upscale - 1));
   GuidedCoefficients guided = guided_coefficients(model_rgb, matte, mw, mh, p.radius, p.eps, budget);
 
+  // The columns in runs that share their two model columns (tx.i0, tx.i1): along a run, the four
+  // model pixels around a pixel are the same, so a run away from the band whose four are equal
+  // (most of an image) is filled at once.
+  std::vector<int> column_runs;
+  for (int x = 0; x < W; x++)
+    if (x == 0 || tx.i0[x] != tx.i0[x - 1]) column_runs.push_back(x);
+  column_runs.push_back(W);
+
   std::vector<uint8_t> out(size_t(W) * H);
   for_row_bands(H, [&](int first_row, int end_row) {
   for (int y = first_row; y < end_row; y++) {
     const int r0 = ty.i0[y] * mw, r1 = ty.i1[y] * mw;
     const float fy = ty.f[y];
-    for (int x = 0; x < W; x++) {
-      const int c0 = tx.i0[x], c1 = tx.i1[x];
+    uint8_t *row = &out[size_t(y) * W];
+    for (size_t run = 0; run + 1 < column_runs.size(); run++) {
+      const int x_begin = column_runs[run], x_end = column_runs[run + 1];
+      const int c0 = tx.i0[x_begin], c1 = tx.i1[x_begin];
       const size_t k[4] = {size_t(r0 + c0), size_t(r0 + c1), size_t(r1 + c0), size_t(r1 + c1)};
+      const bool in_band = band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]];
       // Most of an image is sure background or subject away from the band: no arithmetic there.
       const uint8_t m0 = matte[k[0]];
-      if (!(band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]]) && m0 == matte[k[1]] && m0 == matte[k[2]] &&
-          m0 == matte[k[3]]) {
-        out[size_t(y) * W + x] = m0;
+      if (!in_band && m0 == matte[k[1]] && m0 == matte[k[2]] && m0 == matte[k[3]]) {
+        std::memset(row + x_begin, m0, size_t(x_end - x_begin));
         continue;
       }
-      const float fx = tx.f[x];
-      const float w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
-      float a;
-      if (band[k[0]] | band[k[1]] | band[k[2]] | band[k[3]]) {
-        // alpha = a . I + b with a, b interpolated from the model's resolution.
-        const uint8_t *I = image + (size_t(y) * W + x) * 3;
-        float q = 0;
-        for (int j = 0; j < 4; j++) {
-          const float *aj = &guided.a[k[j] * 3];
-          q += w[j] * ((aj[0] * I[0] + aj[1] * I[1] + aj[2] * I[2]) * (1.0f / 255) + guided.b[k[j]]);
+      for (int x = x_begin; x < x_end; x++) {
+        const float fx = tx.f[x];
+        const float w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+        float a;
+        if (in_band) {
+          // alpha = a . I + b with a, b interpolated from the model's resolution.
+          const uint8_t *I = image + (size_t(y) * W + x) * 3;
+          float q = 0;
+          for (int j = 0; j < 4; j++) {
+            const float *aj = &guided.a[k[j] * 3];
+            q += w[j] * ((aj[0] * I[0] + aj[1] * I[1] + aj[2] * I[2]) * (1.0f / 255) + guided.b[k[j]]);
+          }
+          a = (q - 0.5f) * stretch + 0.5f;
+        } else {
+          a = (w[0] * matte[k[0]] + w[1] * matte[k[1]] + w[2] * matte[k[2]] + w[3] * matte[k[3]]) * (1.0f / 255);
         }
-        a = (q - 0.5f) * stretch + 0.5f;
-      } else {
-        a = (w[0] * matte[k[0]] + w[1] * matte[k[1]] + w[2] * matte[k[2]] + w[3] * matte[k[3]]) * (1.0f / 255);
+        row[x] = uint8_t(std::lround(std::clamp(a, 0.0f, 1.0f) * 255));
       }
-      out[size_t(y) * W + x] = uint8_t(std::lround(std::clamp(a, 0.0f, 1.0f) * 255));
     }
   }
   }, budget);
