@@ -5,6 +5,7 @@
 // lenna.png with both models, bench/README.md).
 #include "edge_colour.h"
 
+#include "floats4.h"
 #include "refine_bands.h"
 
 #include <algorithm>
@@ -83,22 +84,20 @@ void crossing_runs(const uint8_t *row, const uint8_t *up, const uint8_t *down, i
   for (; x < W; x++) at(x);
 }
 
-// The samples of a window, as the pair search reads them: colour (float, as blend() takes it) and
-// colour minus the pixel's own (integers, exact), with its squared length.
+// The samples of a window, as the pair search reads them: colour minus the pixel's own by
+// component, and its squared length, as floats (exact: integers below 2^24), four at a time.
 struct Samples {
-  float colour[81][3];
-  int diff[81][3];
-  int len2[81];
+  float dx[84], dy[84], dz[84], dd[84];
   int n = 0;
   void add(const uint8_t *c, const uint8_t *I) {
     if (n >= 81) return;
-    int l = 0;
-    for (int k = 0; k < 3; k++) {
-      colour[n][k] = c[k];
-      diff[n][k] = int(c[k]) - int(I[k]);
-      l += diff[n][k] * diff[n][k];
-    }
-    len2[n++] = l;
+    const int x = int(c[0]) - I[0], y = int(c[1]) - I[1], z = int(c[2]) - I[2];
+    dx[n] = float(x), dy[n] = float(y), dz[n] = float(z), dd[n] = float(x * x + y * y + z * z);
+    n++;
+  }
+  // The sample's colour, as blend() takes it.
+  void colour(int i, const uint8_t *I, float *c) const {
+    c[0] = I[0] + dx[i], c[1] = I[1] + dy[i], c[2] = I[2] + dz[i];
   }
 };
 
@@ -114,40 +113,71 @@ struct Samples {
 // rounding of ~1e-4 units) so that a skipped pair is one whose blend() would not have won. Trust 0
 // pairs are skipped too (best starts at 0, not -1): a best of trust 0 leaves the pixel's value as
 // it is, as no pair does.
+//
+// The test runs on four background samples at once in floats, where it is exact but for the
+// distance of I from the segment's inside (a difference of products near 2^35), which it takes
+// with a bound on its rounding: a pair it keeps is tested again in integers, as described above.
 Blend best_pair(const uint8_t *I, const Samples &fg, const Samples &bg, const EdgeColourParams &p) {
   Blend best{0, 0};
   float best_score = 0;
   const double fit = std::max(1.0f, p.fit), separation = std::max(1.0f, p.separation);
   double separated_below2 = 0, reach2 = 0;
+  float separated_below2_f = 0, reach2_f = 0;  // rounded towards keeping a pair
   auto bounds = [&] {
     const double s = best_score * separation;
     separated_below2 = s * s * (1 - 1e-5);
     const double reach = fit * (1 - best_score) * (1 + 1e-3) + 0.01 + fit * 1e-6;
     reach2 = reach * reach;
+    separated_below2_f = float(separated_below2);
+    if (separated_below2_f > separated_below2) separated_below2_f = std::nextafter(separated_below2_f, 0.0f);
+    reach2_f = float(reach2);
+    if (reach2_f < reach2) reach2_f = std::nextafter(reach2_f, 2 * reach2_f + 1);
   };
   bounds();
+  // The integer test, exact: true when the pair cannot beat the best so far.
+  auto cannot_win = [&](int f, int b) {
+    const int ux = int(fg.dx[f]), uy = int(fg.dy[f]), uz = int(fg.dz[f]), vx = int(bg.dx[b]), vy = int(bg.dy[b]),
+              vz = int(bg.dz[b]);
+    const int uu = int(fg.dd[f]), vv = int(bg.dd[b]);
+    const int uv = ux * vx + uy * vy + uz * vz;
+    const int len2 = uu + vv - 2 * uv;
+    if (len2 < 1) return true;  // blend() gives trust 0
+    if (len2 < separated_below2) return true;
+    const int dot = vv - uv;
+    if (dot <= 0) return vv >= reach2;   // I is nearest B
+    if (dot >= len2) return uu >= reach2;  // I is nearest F
+    return double(int64_t(vv) * len2 - int64_t(dot) * dot) >= reach2 * len2;
+  };
+  const Floats4 lane = {0, 1, 2, 3};
   for (int f = 0; f < fg.n; f++) {
-    const int *u = fg.diff[f];
-    const int uu = fg.len2[f];
-    for (int b = 0; b < bg.n; b++) {
-      const int *v = bg.diff[b];
-      const int vv = bg.len2[b];
-      const int uv = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
-      const int len2 = uu + vv - 2 * uv;
-      if (len2 < 1) continue;  // blend() gives trust 0
-      if (len2 < separated_below2) continue;
-      const int dot = vv - uv;
-      if (dot <= 0) {
-        if (vv >= reach2) continue;  // I is nearest B
-      } else if (dot >= len2) {
-        if (uu >= reach2) continue;  // I is nearest F
-      } else if (double(int64_t(vv) * len2 - int64_t(dot) * dot) >= reach2 * len2) {
-        continue;
-      }
-      const Blend e = blend(I, fg.colour[f], bg.colour[b], p);
-      if (e.trust > best_score) {
-        best_score = e.trust, best = e;
-        bounds();
+    const Floats4 ux = splat4(fg.dx[f]), uy = splat4(fg.dy[f]), uz = splat4(fg.dz[f]), uu = splat4(fg.dd[f]);
+    for (int b0 = 0; b0 < bg.n; b0 += 4) {
+      const Floats4 vx = load4(bg.dx + b0), vy = load4(bg.dy + b0), vz = load4(bg.dz + b0), vv = load4(bg.dd + b0);
+      const Floats4 uv = ux * vx + uy * vy + uz * vz;
+      const Floats4 len2 = uu + vv - (uv + uv), dot = vv - uv;
+      const Floats4 reach2_4 = splat4(reach2_f);
+      // Inside the segment: vv len2 - dot^2 against reach2 len2, with 2^-21 of the products'
+      // size as the bound on the rounding of the difference and 2^-20 of the threshold for its own.
+      const Floats4 p1 = vv * len2, p2 = dot * dot;
+      const Ints4 inside_far =
+          p1 - p2 >= len2 * reach2_4 * splat4(1 + 0x1p-20f) + (p1 + p2) * splat4(0x1p-21f);
+      const Ints4 at_b = dot <= splat4(0), at_f = ~at_b & (dot >= len2), inside = ~(at_b | at_f);
+      const Ints4 far = (at_b & (vv >= reach2_4)) | (at_f & (uu >= reach2_4)) | (inside & inside_far);
+      const Ints4 keep = (lane + splat4(float(b0)) < splat4(float(bg.n))) & (len2 >= splat4(1)) &
+                         (len2 >= splat4(separated_below2_f)) & ~far;
+      uint64_t any[2];
+      std::memcpy(any, &keep, sizeof any);
+      if (!(any[0] | any[1])) continue;
+      float F[3], B[3];
+      fg.colour(f, I, F);
+      for (int l = 0; l < 4; l++) {
+        if (!keep[l] || cannot_win(f, b0 + l)) continue;
+        bg.colour(b0 + l, I, B);
+        const Blend e = blend(I, F, B, p);
+        if (e.trust > best_score) {
+          best_score = e.trust, best = e;
+          bounds();
+        }
       }
     }
   }
