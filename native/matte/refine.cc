@@ -255,9 +255,17 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
   for_row_bands(H, [&](int first_row, int end_row) {
     clean_matte(&out[size_t(first_row) * W], size_t(end_row - first_row) * W, p);
   }, budget);
-  VipsImage *copied = vips_image_new_from_memory_copy(out.data(), out.size(), W, H, 1, VIPS_FORMAT_UCHAR);
-  if (!copied) throw vips::VError();
-  return vips::VImage(copied);
+  // The image takes the buffer over (freed when libvips closes it) rather than a 12 MB copy.
+  auto *owned = new std::vector<uint8_t>(std::move(out));
+  VipsImage *alpha = vips_image_new_from_memory(owned->data(), owned->size(), W, H, 1, VIPS_FORMAT_UCHAR);
+  if (!alpha) {
+    delete owned;
+    throw vips::VError();
+  }
+  g_signal_connect(alpha, "postclose",
+                   G_CALLBACK(+[](VipsImage *, gpointer data) { delete static_cast<std::vector<uint8_t> *>(data); }),
+                   owned);
+  return vips::VImage(alpha);
 }
 
 }  // namespace matte
