@@ -87,7 +87,7 @@ void crossing_runs(const uint8_t *row, const uint8_t *up, const uint8_t *down, i
 // The samples of a window, as the pair search reads them: colour minus the pixel's own by
 // component, and its squared length, as floats (exact: integers below 2^24), four at a time.
 struct Samples {
-  float dx[84], dy[84], dz[84], dd[84];
+  float dx[84] = {}, dy[84] = {}, dz[84] = {}, dd[84] = {};  // lanes past n are read, never kept
   int n = 0;
   void add(const uint8_t *c, const uint8_t *I) {
     if (n >= 81) return;
