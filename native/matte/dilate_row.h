@@ -1,6 +1,6 @@
 #pragma once
 // One row of a mask dilated along the row: the first half of the separable square dilations of
-// the refinement (edge_colour.cc: the pixels near a change of side; closed_form.cc: the trimap).
+// closed_form.cc's trimap (edge_colour.cc keeps its pixels near a change of side as runs instead).
 
 #include <cstdint>
 
