@@ -3,19 +3,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit } from '../../lib/index.js';
+import { random } from '../helpers/random.js';
 import { convert, gradient, makeGif, makeTiff } from '../helpers/images.js';
 
-// A small deterministic PRNG (mulberry32), so a failure can be reproduced; SEED and N (inputs
-// per type) widen the search locally, e.g. `SEED=7 N=500 node dist/test/engine/corrupt.test.js`.
-function random(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// SEED and N (inputs per type) widen the search locally, e.g.
+// `SEED=7 N=500 node dist/test/engine/corrupt.test.js`; the PRNG is seeded, so a failure can be reproduced.
 
 const TYPED = new Set(['unsupported_image', 'image_too_large', 'invalid_operations']);
 

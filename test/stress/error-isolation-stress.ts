@@ -8,6 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { configure, edit, MatteError } from '../../lib/index.js';
+import { random } from '../helpers/random.js';
 import { convert, gradient, makeGif, makeTiff, withExifOrientation } from '../helpers/images.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
@@ -18,16 +19,6 @@ const SEED = Number(process.env.SEED ?? process.env.MATTE_STRESS_RUN ?? 1);
 
 configure({ concurrency: CONCURRENCY });
 
-// mulberry32, so a failing round can be replayed with its seed.
-function random(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const next = random(SEED);
 
 // The suite's corruption: every byte from `keep` on overwritten, the last 16 left.
