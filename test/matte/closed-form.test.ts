@@ -8,11 +8,12 @@ import { availableParallelism } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { configure, edit, loadModel, removeBackground } from '../../lib/index.js';
+import { keepEnv } from '../helpers/env.js';
 import { fixture } from '../helpers/fixtures.js';
 import { decode } from '../helpers/images.js';
 
 let photo: Buffer;
-const saved = process.env.MATTE_REFINE_PARAMS;
+const restoreRefineParams = keepEnv('MATTE_REFINE_PARAMS');
 
 test.before(async () => {
   configure();
@@ -22,8 +23,7 @@ test.before(async () => {
 });
 
 test.after(() => {
-  if (saved === undefined) delete process.env.MATTE_REFINE_PARAMS;
-  else process.env.MATTE_REFINE_PARAMS = saved;
+  restoreRefineParams();
   configure();
 });
 

@@ -15,6 +15,7 @@ import { channelMeanModel, failingModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { modelError } from '../helpers/failure.js';
+import { keepEnv } from '../helpers/env.js';
 
 let dir = '';
 scratchDir(test, 'matte-models-', (path) => (dir = path));
@@ -152,14 +153,13 @@ test('an inference failure: model_error, and the process goes on', async () => {
 });
 
 test('MATTE_MODELS_DIR chooses the cache directory', async () => {
-  const saved = process.env.MATTE_MODELS_DIR;
+  const restoreModelsDir = keepEnv('MATTE_MODELS_DIR');
   process.env.MATTE_MODELS_DIR = dir;
   try {
     assert.is(modelsDir(), dir);
     assert.is(modelPath('u2netp'), join(dir, 'u2netp.onnx'));
   } finally {
-    if (saved === undefined) delete process.env.MATTE_MODELS_DIR;
-    else process.env.MATTE_MODELS_DIR = saved;
+    restoreModelsDir();
   }
 });
 
