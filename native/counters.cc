@@ -25,6 +25,9 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   matte::InferenceCounts inferences = matte::inference_counts();
   out.Set("inferencesPooled", double(inferences.pooled));
   out.Set("inferencesOwnThread", double(inferences.own_thread));
+  // How many threads jobs get now (lib/threads.ts; tests of MATTE_JOB_THREADS read them).
+  out.Set("onnxPoolThreads", inferences.pool_threads);
+  out.Set("vipsThreads", vips_concurrency_get());
   // libvips' ORC compiles and frees serialised (native/orc_guard.h).
   out.Set("orcGuarded", matte::libvips_orc_guarded());
   return out;

@@ -35,6 +35,8 @@ export interface Config extends ScaleConfig {
   maxAnimationFrames: number;
   maxMatteFrames: number;
   concurrency: number;
+  /** At most this many libvips and ONNX Runtime threads for one job (MATTE_JOB_THREADS; undefined: every core). */
+  jobThreads?: number;
   queueLimit: number;
   allowPrivateUrls: boolean;
   urlFetchTimeoutMs: number;
@@ -70,6 +72,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_MAX_ANIMATION_FRAMES',
   'MATTE_MAX_MATTE_FRAMES',
   'MATTE_CONCURRENCY',
+  'MATTE_JOB_THREADS',
   'MATTE_QUEUE_LIMIT',
   'MATTE_ALLOW_PRIVATE_URLS',
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
@@ -166,6 +169,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const maxAnimationFrames = integer(env, 'MATTE_MAX_ANIMATION_FRAMES', DEFAULT_LIMITS.maxFrames, LIMIT_BOUNDS.maxFrames.min, LIMIT_BOUNDS.maxFrames.max);
   const maxMatteFrames = integer(env, 'MATTE_MAX_MATTE_FRAMES', DEFAULT_LIMITS.maxMatteFrames, LIMIT_BOUNDS.maxMatteFrames.min, LIMIT_BOUNDS.maxMatteFrames.max);
   const concurrency = integer(env, 'MATTE_CONCURRENCY', Math.max(1, cores), 1, 1024);
+  const jobThreads = present(env, 'MATTE_JOB_THREADS') === undefined ? undefined : integer(env, 'MATTE_JOB_THREADS', cores, 1, 1024);
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
@@ -194,6 +198,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     maxAnimationFrames,
     maxMatteFrames,
     concurrency,
+    jobThreads,
     queueLimit,
     allowPrivateUrls,
     urlFetchTimeoutMs,

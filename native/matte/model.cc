@@ -139,7 +139,7 @@ std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Post
 
 bool Model::runs_on_own_thread() const { return own_thread_ && job_threads.load() == 1; }
 
-InferenceCounts inference_counts() { return {pooled_runs.load(), own_thread_runs.load()}; }
+InferenceCounts inference_counts() { return {pooled_runs.load(), own_thread_runs.load(), pool_size.load()}; }
 
 void set_onnxruntime_threads(int threads) { pool_threads = std::max(1, threads); }
 

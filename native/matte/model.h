@@ -79,6 +79,8 @@ void set_job_threads(int threads);
 struct InferenceCounts {
   int64_t pooled = 0;
   int64_t own_thread = 0;
+  /** Threads of ONNX Runtime's shared pool, 0 until the first model has loaded. */
+  int pool_threads = 0;
 };
 InferenceCounts inference_counts();
 

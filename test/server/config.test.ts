@@ -18,6 +18,7 @@ test('defaults', () => {
   assert.is(c.maxMatteFrames, 100);
   assert.is(c.concurrency, 2);
   assert.is(c.queueLimit, 8);
+  assert.is(c.jobThreads, undefined, 'a lone job may use every core');
   assert.is(c.allowPrivateUrls, false);
   assert.is(c.urlFetchTimeoutMs, 10_000);
 });
@@ -27,6 +28,7 @@ test('values are read and the public URL follows HOST and PORT unless given', ()
   assert.is(c.publicUrl, 'http://localhost:9000');
   assert.is(c.queueLimit, 12);
   assert.is(c.allowPrivateUrls, true);
+  assert.is(loadConfig({ ...base, MATTE_JOB_THREADS: '1' }, 8).jobThreads, 1);
   assert.is(loadConfig({ ...base, HOST: '::1' }).publicUrl, 'http://[::1]:8080');
   assert.is(loadConfig({ ...base, MATTE_PUBLIC_URL: 'https://img.example.com/matte/' }).publicUrl, 'https://img.example.com/matte');
 });
@@ -38,6 +40,8 @@ test('bad values throw ConfigError naming the variable', () => {
     ['MATTE_RESULT_TTL_SECONDS', '86401'],
     ['MATTE_RESULT_TTL_SECONDS', '0'],
     ['MATTE_CONCURRENCY', '0'],
+    ['MATTE_JOB_THREADS', '0'],
+    ['MATTE_JOB_THREADS', 'two'],
     ['MATTE_CONCURRENCY', '1.5'],
     ['MATTE_MAX_INPUT_BYTES', '25MB'],
     ['MATTE_PUBLIC_URL', 'not a url'],
