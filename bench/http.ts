@@ -36,6 +36,7 @@ export interface HttpResults {
   runs: LoadResult[];
   rssMB: { afterWarmup: number; afterRawRequests: number; afterAll: number; rawRequests: number };
   rssGrowthMB: number;
+  shareAB: ShareAB;
 }
 
 /** The processes of a tree: pid and its descendants. */
@@ -182,7 +183,24 @@ export interface HttpPlan {
   bg: [number, number];
   /** Remove-background requests at concurrency 1 with each further model (one at a time: its time per image). */
   bgOtherModels: number;
+  /**
+   * Remove-background requests at concurrency 4 (first model) per arm and round, two rounds
+   * alternated between the server as configured (a job alone gets every core) and a second
+   * server with MATTE_JOB_THREADS = floor(cores / MATTE_CONCURRENCY), i.e. every job with a fixed share
+   * as before issue 11: the cores given to a lone job must not cost throughput under load.
+   */
+  shareAB: number;
   warmup: number;
+}
+
+export interface ShareAB {
+  jobThreads: number;
+  /** Completed requests per second over both rounds: as configured, and with a fixed share. */
+  shared: number;
+  fixed: number;
+  /** Server CPU ms per request over both rounds. */
+  sharedCpuMs: number;
+  fixedCpuMs: number;
 }
 
 /** `models`: the models the server loads (MATTE_MODELS), the first the default; each gets remove-background runs. */
@@ -237,25 +255,74 @@ export async function runHttp(plan: HttpPlan, models: string[], log: (line: stri
       runs.push(r);
     }
     const afterAll = treeRssMB(pid);
+    const shareAB = await compareFixedShare(plan.shareAB, models[0]!, resultsDir, { pid, url }, bg, runs, log);
     return {
       server: { url },
       check,
       runs,
       rssMB: { afterWarmup, afterRawRequests, afterAll, rawRequests: r1 + r4 + r16 },
       rssGrowthMB: afterRawRequests - afterWarmup,
+      shareAB,
     };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => {
-      const t = setTimeout(() => {
-        child.kill('SIGKILL');
-        r(undefined);
-      }, 10_000);
-      child.once('exit', () => {
-        clearTimeout(t);
-        r(undefined);
-      });
-    });
+    await stopServer(child);
     rmSync(resultsDir, { recursive: true, force: true });
   }
+}
+
+/** The A/B of HttpPlan.shareAB, against a second server started with a fixed share per job. */
+async function compareFixedShare(
+  amount: number,
+  model: string,
+  resultsDir: string,
+  configured: { pid: number; url: string },
+  bg: { body: Buffer; contentType: string },
+  runs: LoadResult[],
+  log: (line: string) => void,
+): Promise<ShareAB> {
+  // Both servers run at the default MATTE_CONCURRENCY, the number of cores: a fixed share is then
+  // floor(cores / cores) = one thread a job.
+  const jobThreads = 1;
+  const { child, url } = await startServer({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MATTE_API_KEYS: API_KEY,
+    MATTE_RESULTS_DIR: join(resultsDir, 'fixed-share'),
+    MATTE_MODELS: model,
+    MATTE_JOB_THREADS: String(jobThreads),
+  });
+  try {
+    await waitReady(url);
+    const fixed = { pid: child.pid!, url };
+    await load('warm-up fixed share', fixed.pid, url, '/images/remove-background', bg, 4, 4);
+    const arms = { shared: [] as LoadResult[], fixed: [] as LoadResult[] };
+    for (let round = 1; round <= 2; round++) {
+      for (const [arm, server] of [['shared', configured], ['fixed', fixed]] as const) {
+        const label = arm === 'shared' ? 'every core when alone' : `MATTE_JOB_THREADS=${jobThreads}`;
+        const r = await load(`remove-background ${model}, c=4, ${label}, round ${round}`, server.pid, server.url, '/images/remove-background', bg, 4, amount);
+        log(`  ${r.name}: ${r.perSecond.toFixed(2)} req/s, server CPU ${r.serverCpuMsPerRequest.toFixed(0)} ms a request, errors ${r.errors}`);
+        runs.push(r);
+        arms[arm].push(r);
+      }
+    }
+    const rate = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.requests, 0) / rs.reduce((n, r) => n + r.seconds, 0);
+    const cpu = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.serverCpuMsPerRequest * r.requests, 0) / rs.reduce((n, r) => n + r.requests, 0);
+    return { jobThreads, shared: rate(arms.shared), fixed: rate(arms.fixed), sharedCpuMs: cpu(arms.shared), fixedCpuMs: cpu(arms.fixed) };
+  } finally {
+    await stopServer(child);
+  }
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM');
+  await new Promise((r) => {
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      r(undefined);
+    }, 10_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      r(undefined);
+    });
+  });
 }

@@ -23,8 +23,8 @@ const threads = availableParallelism();
 // peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
 // both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, warmup: 100 } }
-  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, warmup: 200 } };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 100 } }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 200 } };
 
 /** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
 function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing; refinedTiming?: Timing }>(rounds: T[]): T {
@@ -273,6 +273,13 @@ async function benchHttp(targets: Target[]) {
   targets.push({ what: 'HTTP errors (503 counted apart)', target: '0', measured: `${errors} (503: ${http.runs.reduce((n, r) => n + r.overloaded, 0)})`, met: errors === 0 });
   targets.push({ what: 'HTTP raw edit c=4 / lib with 4 jobs', target: '>= 0.90', measured: fmt(throughput, 2), met: throughput >= 0.9 });
   targets.push({ what: `RSS growth over ${http.rssMB.rawRequests} requests`, target: '< 50 MB', measured: `${fmt(http.rssGrowthMB)} MB`, met: http.rssGrowthMB < 50 });
+  const ab = http.shareAB;
+  log(
+    `  remove-background ${models[0]} c=4, alternated over 2 rounds: ${fmt(ab.shared, 2)} req/s with every core for a lone job (${fmt(ab.sharedCpuMs)} ms CPU a request), ` +
+      `${fmt(ab.fixed, 2)} req/s with MATTE_JOB_THREADS=${ab.jobThreads} (${fmt(ab.fixedCpuMs)} ms)`,
+  );
+  const shareRatio = ab.shared / ab.fixed;
+  targets.push({ what: `remove-background c=4 (${models[0]}): cores shared / fixed share per job`, target: '>= 1.00 (must not drop)', measured: fmt(shareRatio, 2), met: shareRatio >= 0.995 });
   for (const l of lone) targets.push({ what: `server remove-background alone / lib/ direct (${l.model}, lenna)`, target: '<= 1.10', measured: fmt(l.ratio, 2), met: l.ratio <= 1.1 });
   return { ...http, lib, lone, throughputRatio: throughput };
 }
