@@ -7,10 +7,10 @@ import {
   parseBooleanField,
   parseEnumField,
   parseModelField,
-  parseOperationsJson,
   parseQualityField,
 } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
+import { parseOperationsMemo } from '../operations-memo.js';
 import type { Services } from '../services.js';
 import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
 import type { Middleware } from 'koa';
@@ -32,7 +32,7 @@ export function editRoute(router: Router, services: Services, guards: Middleware
     if (fields.operations === undefined) {
       throw new HttpError(400, 'invalid_operations', 'operations is required: a JSON array of 1 to 20 operations', { path: 'operations' });
     }
-    const steps = parseOperationsJson(fields.operations);
+    const steps = parseOperationsMemo(fields.operations); // validated once per distinct text
     const index = steps.findIndex((s) => s.op === 'removeBackground');
     const matting = steps[index];
     // Checked even without a removeBackground operation, so that a mistake is not silently ignored.

@@ -41,6 +41,15 @@ for (const path of ['/images/edit', '/images/remove-background']) {
     }
   });
 
+  test(`${path}: keys of other lengths are 401: longer than the longest key, a prefix of a shorter one, one byte off, non-ASCII`, async () => {
+    // The keys are compared zero-padded to the longest one, then by length (server/middleware.ts).
+    for (const key of [`${TEST_KEY}${'x'.repeat(200)}`, 'second-ke', 'second-keyy', 'file-key-onf', 'file-key-on', 'sécond-key', '\u00e9'.repeat(40)]) {
+      const r = await post(server.url, path, fields, { key });
+      assert.is(r.status, 401, key);
+      assert.is(r.json().error.code, 'unauthorized');
+    }
+  });
+
   test(`${path}: every configured key works (env list and keys file)`, async () => {
     for (const key of [TEST_KEY, 'second-key', 'file-key-one', 'file-key-two']) {
       const r = await post(server.url, path, fields, { key });
