@@ -23,8 +23,8 @@ const threads = availableParallelism();
 // peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
 // both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 100 } }
-  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 200 } };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 1000 } }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 6000 } };
 
 /** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
 function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing; refinedTiming?: Timing }>(rounds: T[]): T {
@@ -242,7 +242,8 @@ async function benchHttp(targets: Target[]) {
   const models = budget.models.filter((m) => existsSync(join(modelsDir, `${m}.onnx`)));
   if (!models.length) throw new Error(`no model fetched in ${modelsDir} (npm run models)`);
   const http = await runHttp(budget.http, models, (line) => log(line));
-  const lib = await runWorker<any>('lib-throughput', { jobs: 4, amount: budget.http.raw[1], warmup: 50 });
+  // lib/ warmed with as many jobs as the server's requests (HttpPlan.warmup): both in steady state.
+  const lib = await runWorker<any>('lib-throughput', { jobs: 4, amount: budget.http.raw[1], warmup: budget.http.warmup });
   // The same remove-background called on lib/ directly, one job at a time with every core (as a
   // lone server request runs), refinement on (the server's default): the server's time per image
   // (its p50 at one connection) over it.
