@@ -90,11 +90,12 @@ function multipart(fields: Record<string, string>, file: { name: string; filenam
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+/** The bench's server on loopback (any free port) with its key, results directory and models; `env` adds to them. */
+function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -215,13 +216,7 @@ export async function runHttp(plan: HttpPlan, models: string[], log: (line: stri
   const resultsDir = join(OUT, 'server-results');
   rmSync(resultsDir, { recursive: true, force: true });
   mkdirSync(resultsDir, { recursive: true });
-  const { child, url } = await startServer({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MATTE_API_KEYS: API_KEY,
-    MATTE_RESULTS_DIR: resultsDir,
-    MATTE_MODELS: models.join(','),
-  });
+  const { child, url } = await startServer(resultsDir, models);
   try {
     await waitReady(url);
     const pid = child.pid!;
@@ -290,14 +285,7 @@ async function compareFixedShare(
   // Both servers run at the default MATTE_CONCURRENCY, the number of cores: a fixed share is then
   // floor(cores / cores) = one thread a job.
   const jobThreads = 1;
-  const { child, url } = await startServer({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MATTE_API_KEYS: API_KEY,
-    MATTE_RESULTS_DIR: join(resultsDir, 'fixed-share'),
-    MATTE_MODELS: model,
-    MATTE_JOB_THREADS: String(jobThreads),
-  });
+  const { child, url } = await startServer(join(resultsDir, 'fixed-share'), [model], { MATTE_JOB_THREADS: String(jobThreads) });
   try {
     await waitReady(url);
     const fixed = { pid: child.pid!, url };
