@@ -67,19 +67,16 @@ vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H) 
   std::vector<int> caches(size_t(bands) * 2 * size_t(W));
   std::vector<std::thread> helpers;
   helpers.reserve(size_t(bands - 1));
+  int handed = 1;  // bands 1 .. handed - 1 run on helper threads
   try {
-    for (int i = 1; i < bands; i++)
-      helpers.emplace_back(stretch_rows, int(int64_t(H) * i / bands), int(int64_t(H) * (i + 1) / bands),
-                           &caches[size_t(i) * 2 * W], &caches[(size_t(i) * 2 + 1) * W]);
+    for (; handed < bands; handed++)
+      helpers.emplace_back(stretch_rows, int(int64_t(H) * handed / bands), int(int64_t(H) * (handed + 1) / bands),
+                           &caches[size_t(handed) * 2 * W], &caches[(size_t(handed) * 2 + 1) * W]);
   } catch (const std::system_error &) {
-    // No thread to be had: what is left is done here.
-    const int done = int(helpers.size());
-    for (std::thread &helper : helpers) helper.join();
-    stretch_rows(int(int64_t(H) * (done + 1) / bands), H, &caches[2 * size_t(W)], &caches[3 * size_t(W)]);
-    stretch_rows(0, int(int64_t(H) / bands), &caches[0], &caches[size_t(W)]);
-    return out;
+    // No thread to be had: the bands not handed out are done here, after band 0.
   }
   stretch_rows(0, int(int64_t(H) / bands), &caches[0], &caches[size_t(W)]);
+  if (handed < bands) stretch_rows(int(int64_t(H) * handed / bands), H, &caches[0], &caches[size_t(W)]);
   for (std::thread &helper : helpers) helper.join();
   return out;
 }
