@@ -64,11 +64,8 @@ export interface Addon {
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
   /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
   infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
-  /**
-   * libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads);
-   * the threads each running job gets now (at 1, small models infer on the job's own thread).
-   */
-  configure(options: { vipsThreads?: number; onnxThreads?: number; jobThreads?: number }): void;
+  /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
+  configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
   /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
   /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */

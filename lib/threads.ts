@@ -1,8 +1,7 @@
 // How matte's jobs share the cores (decisions.md section 10): a job that runs alone may use every
 // core, jobs that run together share them.
 // - ONNX Runtime: one process-wide intra-op pool (native/matte/model.cc), sized once, before the
-//   first model loads; inferences take turns in it. While every core has a job (a job's share is 1
-//   thread), a small model runs on the job's own thread instead (native/matte/model.cc).
+//   first model loads; inferences take turns in it (native/matte/inference_gate.h).
 // - libvips: its worker count is global and read when a job's pipeline starts computing, so it is
 //   set to floor(cores / jobs running) as jobs start and end.
 // `threads` caps both for hosts that keep cores for their own work.
@@ -42,7 +41,7 @@ export function configure(options: ThreadOptions = {}): { threadsPerJob: number 
     concurrency: Math.max(1, options.concurrency ?? 1),
   };
   sharing = s;
-  addon.configure({ vipsThreads: share(s, running), jobThreads: share(s, running), onnxThreads: s.cap });
+  addon.configure({ vipsThreads: share(s, running), onnxThreads: s.cap });
   return { threadsPerJob: share(s, s.concurrency) };
 }
 
@@ -55,11 +54,11 @@ export function threadsPerJob(): number {
 export async function withCores<T>(job: () => Promise<T>): Promise<T> {
   const s = sharing ?? (configure(), sharing!);
   running++;
-  addon.configure({ vipsThreads: share(s, running), jobThreads: share(s, running) });
+  addon.configure({ vipsThreads: share(s, running) });
   try {
     return await job();
   } finally {
     running--;
-    addon.configure({ vipsThreads: share(s, running), jobThreads: share(s, running) });
+    addon.configure({ vipsThreads: share(s, running) });
   }
 }

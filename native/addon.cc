@@ -359,8 +359,6 @@ Napi::Value Configure(const Napi::CallbackInfo &info) {
     if (threads.IsNumber()) vips_concurrency_set(std::max(1, threads.As<Napi::Number>().Int32Value()));
     Napi::Value onnx = options.Get("onnxThreads");
     if (onnx.IsNumber()) matte::set_onnxruntime_threads(onnx.As<Napi::Number>().Int32Value());
-    Napi::Value job = options.Get("jobThreads");
-    if (job.IsNumber()) matte::set_job_threads(job.As<Napi::Number>().Int32Value());
   }
   return info.Env().Undefined();
 }

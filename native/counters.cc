@@ -24,7 +24,6 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   out.Set("openFiles", vips_tracked_get_files());
   matte::InferenceCounts inferences = matte::inference_counts();
   out.Set("inferencesPooled", double(inferences.pooled));
-  out.Set("inferencesOwnThread", double(inferences.own_thread));
   // How many threads jobs get now (lib/threads.ts; tests of MATTE_JOB_THREADS read them).
   out.Set("onnxPoolThreads", inferences.pool_threads);
   out.Set("vipsThreads", vips_concurrency_get());

@@ -9,9 +9,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <optional>
-#include <unordered_map>
 #include <thread>
 
 #if defined(__GLIBC__)
@@ -34,21 +31,8 @@ std::atomic<int> pool_threads{0};
 // The pool's size once it exists (pool_threads, or every core when nothing was set before).
 std::atomic<int> pool_size{0};
 
-// The threads each running job gets now (lib/threads.ts: floor(cores / jobs running), capped),
-// 0 until told. At 1, jobs are as many as the cores: an inference then runs on its own calling
-// thread in the model's one-thread session (Model::open) instead of taking its turn in the pool.
-std::atomic<int> job_threads{0};
-
-// How many runs went each way (counters(): tests check which session a run used).
+// How many runs the pool has made (counters(): tests check that runs happened where expected).
 std::atomic<int64_t> pooled_runs{0};
-std::atomic<int64_t> own_thread_runs{0};
-
-// Models up to this file size get the one-thread session beside the pooled one: a second copy of
-// the weights (small for u2netp, a 4.6 MB file), and runs at the same time, each with its own
-// activations (u2netp: about 290 MB a run on its own thread, 190 MB in the pool). IS-Net (88 MB
-// of fp16 weights, about 1 GB at its peak) would double a job's memory for a second run beside
-// it, so its runs always take their turn in the pool.
-constexpr uintmax_t kOwnThreadModelBytes = 32u << 20;
 
 Ort::Env &environment() {
   // One environment per process, created on first use and never destroyed (sessions may outlive
@@ -137,13 +121,9 @@ std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Post
   return matte;
 }
 
-bool Model::runs_on_own_thread() const { return own_thread_ && job_threads.load() == 1; }
-
-InferenceCounts inference_counts() { return {pooled_runs.load(), own_thread_runs.load(), pool_size.load()}; }
+InferenceCounts inference_counts() { return {pooled_runs.load(), pool_size.load()}; }
 
 void set_onnxruntime_threads(int threads) { pool_threads = std::max(1, threads); }
-
-void set_job_threads(int threads) { job_threads = std::max(1, threads); }
 
 Model::Model(const ModelSpec &spec) : spec_(spec) {
   load_onnxruntime();  // the first model opens the library (onnxruntime.h); throws model_error
@@ -180,48 +160,22 @@ static Ort::SessionOptions session_options() {
   return options;
 }
 
-// One CPU arena for the sessions of the models that have two (registered with the environment
-// on first use): a model's pooled and one-thread runs then draw on the same memory instead of
-// each session keeping the peak of its own. Measured (u2netp on lenna through lib/, 4 lone jobs
-// then 8 jobs two at a time on their own threads): peak RSS 863-868 MB with an arena per session,
-// 656-701 MB with this one; 342-355 MB with the pooled session alone.
-static void use_shared_arena(Ort::SessionOptions &options) {
-  static bool registered = [] {
-    Ort::ArenaCfg config(std::unordered_map<std::string, size_t>{});  // ONNX Runtime's defaults
-    environment().CreateAndRegisterAllocator(Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault), config);
-    return true;
-  }();
-  (void)registered;
-  options.AddConfigEntry("session.use_env_allocators", "1");
-}
-
 void Model::open() {
   const ModelSpec &spec = spec_;
-  // The same model with one intra-op thread of its own, i.e. none: ONNX Runtime runs every node
-  // on the calling thread, with no hand-off to pool threads. For runs while every core has a job
-  // (see job_threads above), where the pool's hand-offs cost CPU that per-job threads do not:
-  // server CPU a remove-background request at c=4, 554-556 ms against 623-642 ms with the
-  // pool (bench/README.md, "c=4 remove-background"). Pointless when the pool has one thread.
-  std::error_code size_error;
-  uintmax_t bytes = std::filesystem::file_size(spec.path, size_error);
-  environment();  // sizes the pool
-  const bool two_sessions = pool_size.load() > 1 && !size_error && bytes <= kOwnThreadModelBytes;
-
-  Ort::SessionOptions pooled = session_options();
-  pooled.DisablePerSessionThreads();  // the process-wide pool of environment()
-  if (two_sessions) use_shared_arena(pooled);
-  session_ = std::make_unique<Ort::Session>(environment(), spec.path.c_str(), pooled);
-  if (two_sessions) {
-    Ort::SessionOptions alone = session_options();
-    alone.SetIntraOpNumThreads(1);
-    // With an inter-op pool of its own of one thread ONNX Runtime runs this session with the
-    // sequential executor, whatever the mode (about 100 MB more a run than the pooled session
-    // on u2netp). Two inter-op threads keep the parallel executor but doubled the CPU of a run
-    // (973-1369 against 519-573 ms), so it stays at one.
-    alone.SetInterOpNumThreads(1);
-    use_shared_arena(alone);
-    own_thread_ = std::make_unique<Ort::Session>(environment(), spec.path.c_str(), alone);
-  }
+  // One session, in the process-wide pool, for every run: a lone job's run uses every thread of
+  // the pool, and runs of jobs that share the cores take turns in it (inference_gate.h).
+  //
+  // A second session with one intra-op thread of its own, for runs while every core has a job,
+  // was tried and removed: its inter-op pool of one thread makes ONNX Runtime fall back to the
+  // sequential executor, which cost more CPU than runs taking turns in the pool. Measured on 2
+  // cores, u2netp on lenna through lib/ behind a 2-slot JobLimiter with 4 jobs in flight (the
+  // server at c=4), alternated processes of 24 jobs: 403-417 ms of CPU a job with the second
+  // session against 370-383 ms with every job capped at one thread (MATTE_JOB_THREADS=1), and
+  // 384-417 against 376-397 ms with this one session. It also held a second run's activations:
+  // the server after two u2netp jobs at once 318 MB against 645-685 MB (docs/architecture.md).
+  Ort::SessionOptions options = session_options();
+  options.DisablePerSessionThreads();  // the process-wide pool of environment()
+  session_ = std::make_unique<Ort::Session>(environment(), spec.path.c_str(), options);
   // Loading leaves the model's protobuf and the buffers of its conversion (fp16 weights folded to
   // fp32, prepacking) freed but held in glibc's heap, where nothing of the inference reuses them
   // (the arena's regions are large enough to be mmapped apart). Given back once, here: isnet's
@@ -287,10 +241,7 @@ std::vector<uint8_t> Model::infer(const std::function<void(float *chw)> &fill, B
 std::vector<uint8_t> Model::run(const std::function<void(float *chw)> &fill, Budget *budget) const {
   const size_t pixels = size_t(spec_.input_width) * spec_.input_height;
   std::array<int64_t, 4> shape{1, 3, spec_.input_height, spec_.input_width};
-  // While every core has a job, on this thread alone; otherwise in the pool, taking turns
-  // (inference_gate.h: no two runs oversubscribe the pool).
-  const bool on_own_thread = runs_on_own_thread();
-  Ort::Session &session = on_own_thread ? *own_thread_ : *session_;
+  Ort::Session &session = *session_;
 
   // The input tensor comes from the session's arena, whose pages the previous runs left resident:
   // a buffer of the job's own (12 MB for IS-Net's 1024x1024) was fresh, zero-filled pages on
@@ -314,11 +265,10 @@ std::vector<uint8_t> Model::run(const std::function<void(float *chw)> &fill, Bud
   Ort::RunOptions run_options;
   std::vector<Ort::Value> outputs;
   {
-    std::optional<InferencePlace> place;
-    if (!on_own_thread) place.emplace(budget);
+    InferencePlace place(budget);  // runs take turns in the pool (inference_gate.h)
     Budget::Inference running(budget, run_options);  // cancel() and the deadline can terminate it
     outputs = session.Run(run_options, input_names, &input, 1, output_names, 1);
-    (on_own_thread ? own_thread_runs : pooled_runs)++;
+    pooled_runs++;
   }
   input = Ort::Value{nullptr};  // back to the arena before the post-processing
   if (outputs.size() != 1 || !outputs[0].IsTensor()) throw model_error("the model gave no matte tensor");

@@ -52,12 +52,10 @@ class Model {
 
  private:
   void open();
-  bool runs_on_own_thread() const;
   std::vector<uint8_t> run(const std::function<void(float *chw)> &fill, Budget *budget) const;
 
   ModelSpec spec_;
-  std::unique_ptr<Ort::Session> session_;     // in the process-wide intra-op pool
-  std::unique_ptr<Ort::Session> own_thread_;  // one thread, the caller's; null for large models
+  std::unique_ptr<Ort::Session> session_;  // in the process-wide intra-op pool
   std::string input_name_;
   bool input_is_half_ = false;
   bool output_is_half_ = false;
@@ -69,16 +67,9 @@ class Model {
  */
 void set_onnxruntime_threads(int threads);
 
-/**
- * The threads each running job gets now (lib/threads.ts). At 1 (every core has a job), a model
- * that has a one-thread session runs there, on the job's own thread, without the pool.
- */
-void set_job_threads(int threads);
-
-/** Inferences run so far in the shared pool and on their own thread (for tests and the bench). */
+/** Inferences run so far in the shared pool (for tests and the bench). */
 struct InferenceCounts {
   int64_t pooled = 0;
-  int64_t own_thread = 0;
   /** Threads of ONNX Runtime's shared pool, 0 until the first model has loaded. */
   int pool_threads = 0;
 };

@@ -1,7 +1,7 @@
-// Where an inference runs (native/matte/model.cc): a job with more than one core's share runs in
-// ONNX Runtime's shared pool, taking turns; while every core has a job (a share of one thread), a
-// small model runs on the job's own thread in its one-thread session. The matte must not depend
-// on which: the same bytes either way.
+// Where an inference runs (native/matte/model.cc): every run, of a job alone or of jobs that share
+// the cores, takes its turn in ONNX Runtime's one process-wide pool, in the model's one session.
+// The matte must not depend on the threads a job has: the same bytes alone, capped at one thread,
+// or beside other jobs.
 import { availableParallelism } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,52 +9,43 @@ import { configure, loadModel, removeBackground } from '../../lib/index.js';
 import { addon } from '../../lib/native.js';
 import { decode, disc, gradient } from '../helpers/images.js';
 
-const counters = (addon as unknown as { counters: () => { inferencesPooled: number; inferencesOwnThread: number } }).counters;
+const counters = (addon as unknown as { counters: () => { inferencesPooled: number } }).counters;
 const RED: [number, number, number] = [200, 30, 30];
 const WHITE: [number, number, number] = [255, 255, 255];
 const subject = disc(320, 240, 70, RED, WHITE, { alpha: false });
 const busy = gradient(300, 200);
-const multicore = availableParallelism() > 1;
 
 test.before(async () => {
-  // The model first, as a library user may do: the pool is then sized from the cores, and the
-  // one-thread session must exist all the same.
+  // The model first, as a library user may do: the pool is then sized from the cores.
   await loadModel('u2netp');
   configure({ concurrency: 2 });
 });
 
-function counted<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number; ownThread: number }> {
+function counted<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number }> {
   const before = counters();
-  return fn().then((result) => {
-    const after = counters();
-    return { result, pooled: after.inferencesPooled - before.inferencesPooled, ownThread: after.inferencesOwnThread - before.inferencesOwnThread };
-  });
+  return fn().then((result) => ({ result, pooled: counters().inferencesPooled - before.inferencesPooled }));
 }
 
-test('a job alone runs in the shared pool; with a share of one thread, on its own thread: the same bytes', async () => {
+test('a job alone and a job capped at one thread both run in the shared pool: the same bytes', async () => {
   for (const [image, refine] of [[subject, false], [subject, true], [busy, false]] as const) {
     configure({ concurrency: 2 });
     const alone = await counted(() => removeBackground(image, { refine }));
     assert.is(alone.pooled, 1, 'a lone job runs in the pool');
-    assert.is(alone.ownThread, 0);
     // Cap every job at one thread: the job's share is 1, as when every core has a job.
     configure({ concurrency: 2, threads: 1 });
     const crowded = await counted(() => removeBackground(image, { refine }));
-    assert.is(crowded.pooled + crowded.ownThread, 1);
-    if (multicore) assert.is(crowded.ownThread, 1, 'a job with one thread runs on it');
-    assert.ok(crowded.result.data.equals(alone.result.data), `refine ${refine}: the matte differs between the two sessions`);
+    assert.is(crowded.pooled, 1, 'a job with a share of one thread runs in the pool too');
+    assert.ok(crowded.result.data.equals(alone.result.data), `refine ${refine}: the matte differs with one thread`);
   }
   configure({ concurrency: 2 });
 });
 
-test('as many jobs as cores at once: each on its own thread, each with the matte of a job alone', async () => {
+test('as many jobs as cores at once: every run in the pool, each with the matte of a job alone', async () => {
   configure({ concurrency: 2 });
   const alone = await removeBackground(subject, { refine: false });
   const jobs = Math.max(2, availableParallelism());
   const together = await counted(() => Promise.all(Array.from({ length: jobs }, () => removeBackground(subject, { refine: false }))));
-  assert.is(together.pooled + together.ownThread, jobs);
-  // The first job may reach its model before the others have started (then it runs in the pool).
-  if (multicore) assert.ok(together.ownThread >= 1, 'no job ran on its own thread');
+  assert.is(together.pooled, jobs);
   for (const out of together.result) {
     const decoded = await decode(out.data);
     assert.is(decoded.width, 320);
@@ -62,7 +53,7 @@ test('as many jobs as cores at once: each on its own thread, each with the matte
   }
 });
 
-test('a job on its own thread is still stopped by its signal and its deadline', async () => {
+test('a job capped at one thread is still stopped by its signal and its deadline', async () => {
   configure({ concurrency: 2, threads: 1 });
   const controller = new AbortController();
   const stopped = removeBackground(subject, { signal: controller.signal }).then(() => 'done', (err: { code?: string }) => err.code);
