@@ -185,10 +185,10 @@ export interface HttpPlan {
   /** Remove-background requests at concurrency 1 with each further model (one at a time: its time per image). */
   bgOtherModels: number;
   /**
-   * Remove-background requests at concurrency 4 (first model) per arm and round, two rounds
-   * alternated between the server as configured (a job alone gets every core) and a second
-   * server with MATTE_JOB_THREADS = floor(cores / MATTE_CONCURRENCY), i.e. every job with a fixed share
-   * as before issue 11: the cores given to a lone job must not cost throughput under load.
+   * Remove-background requests at concurrency 4 (first model) per arm and round, SHARE_AB_ROUNDS
+   * rounds alternated between two fresh servers: one as configured (a job alone gets every core)
+   * and one with MATTE_JOB_THREADS = floor(cores / MATTE_CONCURRENCY), i.e. every job with a fixed
+   * share as before issue 11: the cores given to a lone job must not cost throughput under load.
    */
   shareAB: number;
   /**
@@ -203,10 +203,11 @@ export interface HttpPlan {
 
 export interface ShareAB {
   jobThreads: number;
-  /** Completed requests per second over both rounds: as configured, and with a fixed share. */
+  rounds: number;
+  /** Completed requests per second over all rounds: as configured, and with a fixed share. */
   shared: number;
   fixed: number;
-  /** Server CPU ms per request over both rounds. */
+  /** Server CPU ms per request over all rounds. */
   sharedCpuMs: number;
   fixedCpuMs: number;
 }
@@ -257,7 +258,7 @@ export async function runHttp(plan: HttpPlan, models: string[], log: (line: stri
       runs.push(r);
     }
     const afterAll = treeRssMB(pid);
-    const shareAB = await compareFixedShare(plan.shareAB, models[0]!, resultsDir, { pid, url }, bg, runs, log);
+    const shareAB = await compareFixedShare(plan.shareAB, models[0]!, resultsDir, bg, runs, log);
     return {
       server: { url },
       check,
@@ -272,12 +273,20 @@ export async function runHttp(plan: HttpPlan, models: string[], log: (line: stri
   }
 }
 
-/** The A/B of HttpPlan.shareAB, against a second server started with a fixed share per job. */
+/** Alternated rounds of the fixed-share A/B. */
+const SHARE_AB_ROUNDS = 3;
+
+/**
+ * The A/B of HttpPlan.shareAB: two fresh servers with the same model and warm-up, one as configured
+ * (a lone job may use every core) and one with a fixed share per job, loaded in turn at c=4 for
+ * SHARE_AB_ROUNDS rounds, the order swapped each round so that a drift of the machine lands on
+ * both arms. (Until the sixth wave the configured arm was the bench's own server, which by then
+ * also held IS-Net and had served thousands of requests: not like for like.)
+ */
 async function compareFixedShare(
   amount: number,
   model: string,
   resultsDir: string,
-  configured: { pid: number; url: string },
   bg: { body: Buffer; contentType: string },
   runs: LoadResult[],
   log: (line: string) => void,
@@ -285,26 +294,32 @@ async function compareFixedShare(
   // Both servers run at the default MATTE_CONCURRENCY, the number of cores: a fixed share is then
   // floor(cores / cores) = one thread a job.
   const jobThreads = 1;
-  const { child, url } = await startServer(join(resultsDir, 'fixed-share'), [model], { MATTE_JOB_THREADS: String(jobThreads) });
+  const servers: Array<{ arm: 'shared' | 'fixed'; label: string; child: ChildProcess; url: string }> = [];
   try {
-    await waitReady(url);
-    const fixed = { pid: child.pid!, url };
-    await load('warm-up fixed share', fixed.pid, url, '/images/remove-background', bg, 4, 4);
+    for (const [arm, env, label] of [
+      ['shared', {}, 'every core when alone'],
+      ['fixed', { MATTE_JOB_THREADS: String(jobThreads) }, `MATTE_JOB_THREADS=${jobThreads}`],
+    ] as const) {
+      const { child, url } = await startServer(join(resultsDir, `share-${arm}`), [model], env);
+      servers.push({ arm, label, child, url });
+      await waitReady(url);
+      await load(`warm-up ${label}`, child.pid!, url, '/images/remove-background', bg, 4, 8);
+    }
     const arms = { shared: [] as LoadResult[], fixed: [] as LoadResult[] };
-    for (let round = 1; round <= 2; round++) {
-      for (const [arm, server] of [['shared', configured], ['fixed', fixed]] as const) {
-        const label = arm === 'shared' ? 'every core when alone' : `MATTE_JOB_THREADS=${jobThreads}`;
-        const r = await load(`remove-background ${model}, c=4, ${label}, round ${round}`, server.pid, server.url, '/images/remove-background', bg, 4, amount);
+    for (let round = 1; round <= SHARE_AB_ROUNDS; round++) {
+      const order = round % 2 === 1 ? servers : [...servers].reverse();
+      for (const server of order) {
+        const r = await load(`remove-background ${model}, c=4, ${server.label}, round ${round}`, server.child.pid!, server.url, '/images/remove-background', bg, 4, amount);
         log(`  ${r.name}: ${r.perSecond.toFixed(2)} req/s, server CPU ${r.serverCpuMsPerRequest.toFixed(0)} ms a request, errors ${r.errors}`);
         runs.push(r);
-        arms[arm].push(r);
+        arms[server.arm].push(r);
       }
     }
     const rate = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.requests, 0) / rs.reduce((n, r) => n + r.seconds, 0);
     const cpu = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.serverCpuMsPerRequest * r.requests, 0) / rs.reduce((n, r) => n + r.requests, 0);
-    return { jobThreads, shared: rate(arms.shared), fixed: rate(arms.fixed), sharedCpuMs: cpu(arms.shared), fixedCpuMs: cpu(arms.fixed) };
+    return { jobThreads, rounds: SHARE_AB_ROUNDS, shared: rate(arms.shared), fixed: rate(arms.fixed), sharedCpuMs: cpu(arms.shared), fixedCpuMs: cpu(arms.fixed) };
   } finally {
-    await stopServer(child);
+    for (const server of servers) await stopServer(server.child);
   }
 }
 

@@ -276,7 +276,7 @@ async function benchHttp(targets: Target[]) {
   targets.push({ what: `RSS growth over ${http.rssMB.rawRequests} requests`, target: '< 50 MB', measured: `${fmt(http.rssGrowthMB)} MB`, met: http.rssGrowthMB < 50 });
   const ab = http.shareAB;
   log(
-    `  remove-background ${models[0]} c=4, alternated over 2 rounds: ${fmt(ab.shared, 2)} req/s with every core for a lone job (${fmt(ab.sharedCpuMs)} ms CPU a request), ` +
+    `  remove-background ${models[0]} c=4, two fresh servers alternated over ${ab.rounds} rounds: ${fmt(ab.shared, 2)} req/s with every core for a lone job (${fmt(ab.sharedCpuMs)} ms CPU a request), ` +
       `${fmt(ab.fixed, 2)} req/s with MATTE_JOB_THREADS=${ab.jobThreads} (${fmt(ab.fixedCpuMs)} ms)`,
   );
   const shareRatio = ab.shared / ab.fixed;
