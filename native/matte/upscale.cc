@@ -1,5 +1,7 @@
 #include "upscale.h"
 
+#include "../huge_pages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -31,13 +33,8 @@ std::vector<Tap> taps(int in, int out) {
 }  // namespace
 
 vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H) {
-  VipsImage *image = vips_image_new_memory();
-  vips_image_init_fields(image, W, H, 1, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE, VIPS_INTERPRETATION_B_W, 1.0, 1.0);
-  if (vips_image_write_prepare(image)) {
-    g_object_unref(image);
-    throw vips::VError();
-  }
-  vips::VImage out(image);
+  vips::VImage out = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);  // huge_pages.h: 12 MB at 12 MP
+  VipsImage *image = out.get_image();
   const std::vector<Tap> across = taps(w, W), down = taps(h, H);
   const int next_column = w > 1 ? 1 : 0;
   const int next_row = h > 1 ? w : 0;

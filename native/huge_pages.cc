@@ -1,0 +1,86 @@
+#include "huge_pages.h"
+
+#include <glib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <new>
+
+namespace matte {
+
+namespace {
+
+struct Mapping {
+  void *data;
+  size_t bytes;
+};
+
+void unmap(VipsImage *, gpointer user) {
+  auto *mapping = static_cast<Mapping *>(user);
+  if (mapping->bytes >= kHugeBufferBytes) munmap(mapping->data, mapping->bytes);
+  else g_free(mapping->data);
+  delete mapping;
+}
+
+void *allocate(size_t bytes) {
+  if (bytes < kHugeBufferBytes) return g_malloc(bytes);
+  void *data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  // Advice only: refused (EINVAL where the kernel has no transparent huge pages), the buffer is
+  // the same, in small pages.
+  madvise(data, bytes, MADV_HUGEPAGE);
+#endif
+  return data;
+}
+
+// An image over a new buffer of its size, the buffer freed with the image.
+VipsImage *image_over_new_buffer(int width, int height, int bands, VipsBandFormat format) {
+  const size_t bytes = size_t(width) * size_t(height) * size_t(bands) * vips_format_sizeof(format);
+  auto *mapping = new Mapping{allocate(bytes), bytes};
+  VipsImage *image = vips_image_new_from_memory(mapping->data, bytes, width, height, bands, format);
+  if (!image) {
+    unmap(nullptr, mapping);
+    throw vips::VError();
+  }
+  g_signal_connect(image, "postclose", G_CALLBACK(unmap), mapping);
+  return image;
+}
+
+}  // namespace
+
+void advise_huge_pages(void *data, size_t bytes) {
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+  if (bytes < kMallocAlwaysMapsBytes) return;
+  // madvise wants a page-aligned start: the chunk's first page holds malloc's header too, which is
+  // part of the same mapping.
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = uintptr_t(data) & ~(page - 1);
+  madvise(reinterpret_cast<void *>(start), uintptr_t(data) + bytes - start, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+vips::VImage new_memory_image(int width, int height, int bands, VipsBandFormat format) {
+  return vips::VImage(image_over_new_buffer(width, height, bands, format));
+}
+
+vips::VImage copy_to_memory(const vips::VImage &in) {
+  const VipsImageType type = in.get_image()->dtype;
+  // Small images, and images that can be read already (in memory, mapped), as libvips does it.
+  if (VIPS_IMAGE_SIZEOF_IMAGE(in.get_image()) < kHugeBufferBytes || (type != VIPS_IMAGE_PARTIAL && type != VIPS_IMAGE_OPENIN))
+    return in.copy_memory();
+  VipsImage *out = image_over_new_buffer(in.width(), in.height(), in.bands(), in.format());
+  // vips_image_write copies the header (interpretation, resolution, metadata) and computes the
+  // pixels into the image's buffer, as vips_image_copy_memory does into one of its own.
+  if (vips_image_write(in.get_image(), out)) {
+    g_object_unref(out);
+    throw vips::VError();
+  }
+  return vips::VImage(out);
+}
+
+}  // namespace matte

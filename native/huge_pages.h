@@ -1,0 +1,44 @@
+// Buffers for the large images a job writes once (a full-size copy of the image, its matte), in
+// mappings of their own advised for transparent huge pages.
+//
+// Why: where the kernel gives huge pages only to memory that asks for them (transparent_hugepage
+// "madvise": Ubuntu's default and many VMs'), a fresh 36 MB buffer faults in 4 KiB at a time,
+// about 9,000 traps. On a 2-core VM the 12 MP photo's background removal took ~30K minor faults,
+// 200-280 ms of its ~1.7 s of CPU (bench/README.md, "Page faults"). A mapping of its own (not
+// malloc's) keeps the advice from outliving the buffer: it is unmapped when freed, so no heap range
+// stays advised for huge pages where the kernel could later fill a 2 MiB page for a few bytes.
+// Where huge pages are "always" or "never" the advice changes nothing.
+#pragma once
+
+#include <vips/vips8>
+
+#include <cstddef>
+
+namespace matte {
+
+/** Buffers of at least this many bytes get a mapping of their own; smaller ones are g_malloc'ed. */
+constexpr size_t kHugeBufferBytes = size_t(4) << 20;
+
+/**
+ * glibc's malloc serves requests of at least this size (its largest mmap threshold on 64-bit
+ * systems, which M_MMAP_THRESHOLD cannot raise) from a mapping of their own, unmapped on free.
+ */
+constexpr size_t kMallocAlwaysMapsBytes = size_t(32) << 20;
+
+/**
+ * Advises a malloc'ed buffer of `bytes` for huge pages, before it is written, when malloc gave it a
+ * mapping of its own (at least kMallocAlwaysMapsBytes): the advice then goes with the buffer. For
+ * buffers that must stay malloc'ed (the encoded file, freed by its JS Buffer with g_free).
+ */
+void advise_huge_pages(void *data, size_t bytes);
+
+/**
+ * An uninitialised memory image of w x h x bands `format` pixels over such a buffer, freed when
+ * libvips closes the image. Write its pixels through VIPS_IMAGE_ADDR before anyone reads it.
+ */
+vips::VImage new_memory_image(int width, int height, int bands, VipsBandFormat format);
+
+/** `in` computed into such a buffer: what VImage::copy_memory() does, for large images. */
+vips::VImage copy_to_memory(const vips::VImage &in);
+
+}  // namespace matte
