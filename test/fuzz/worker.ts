@@ -47,7 +47,21 @@ async function settle(): Promise<{ rss: number; counters?: Counters }> {
     (globalThis as { gc?: () => void }).gc?.();
     await new Promise((r) => setImmediate(r));
   }
-  return { rss: process.memoryUsage().rss, counters: counters?.() };
+  // libvips' workers free their per-thread buffers (vips_thread_shutdown, tracked memory) after
+  // their task function returns, which can be after the sink they served has returned to the
+  // job: a job that has just finished may still have buffers on its way back. Wait (bounded) until
+  // the tracked memory stops falling, so that only memory that stays counts as a leak.
+  let now = counters?.();
+  for (let i = 0; now && i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    const next = counters!();
+    if (next.trackedBytes >= now.trackedBytes && i >= 3) {
+      now = next;
+      break;
+    }
+    now = next;
+  }
+  return { rss: process.memoryUsage().rss, counters: now };
 }
 
 function makeCase(rng: Rng, seeds: Array<{ name: string; data: Buffer }>, allowModel: boolean): FuzzCase {
