@@ -18,27 +18,14 @@ struct Mapping {
 
 void unmap(VipsImage *, gpointer user) {
   auto *mapping = static_cast<Mapping *>(user);
-  if (mapping->bytes >= kHugeBufferBytes) munmap(mapping->data, mapping->bytes);
-  else g_free(mapping->data);
+  free_large(mapping->data, mapping->bytes);
   delete mapping;
-}
-
-void *allocate(size_t bytes) {
-  if (bytes < kHugeBufferBytes) return g_malloc(bytes);
-  void *data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  // Advice only: refused (EINVAL where the kernel has no transparent huge pages), the buffer is
-  // the same, in small pages.
-  madvise(data, bytes, MADV_HUGEPAGE);
-#endif
-  return data;
 }
 
 // An image over a new buffer of its size, the buffer freed with the image.
 VipsImage *image_over_new_buffer(int width, int height, int bands, VipsBandFormat format) {
   const size_t bytes = size_t(width) * size_t(height) * size_t(bands) * vips_format_sizeof(format);
-  auto *mapping = new Mapping{allocate(bytes), bytes};
+  auto *mapping = new Mapping{allocate_large(bytes), bytes};
   VipsImage *image = vips_image_new_from_memory(mapping->data, bytes, width, height, bands, format);
   if (!image) {
     unmap(nullptr, mapping);
@@ -49,6 +36,24 @@ VipsImage *image_over_new_buffer(int width, int height, int bands, VipsBandForma
 }
 
 }  // namespace
+
+void *allocate_large(size_t bytes) {
+  if (bytes < kHugeBufferBytes) return ::operator new(bytes);
+  void *data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  // Advice only: refused (EINVAL where the kernel has no transparent huge pages), the buffer is
+  // the same, in small pages.
+  madvise(data, bytes, MADV_HUGEPAGE);
+#endif
+  return data;
+}
+
+void free_large(void *data, size_t bytes) noexcept {
+  if (!data) return;
+  if (bytes < kHugeBufferBytes) ::operator delete(data);
+  else munmap(data, bytes);
+}
 
 void advise_huge_pages(void *data, size_t bytes) {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)

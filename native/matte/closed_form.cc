@@ -216,7 +216,7 @@ class Solver {
 
 }  // namespace
 
-void solve_closed_form(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const ClosedFormParams &p,
+void solve_closed_form(uint8_t *alpha, const uint8_t *rgb, int W, int H, const ClosedFormParams &p,
                        Budget *budget) {
   if (p.cap <= 0 || W < 3 || H < 3) return;
   // The working size: the image's, or smaller with the same aspect, at most `cap` pixels.
@@ -271,12 +271,12 @@ void solve_closed_form(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, i
         crossing[i] = (x + 1 < w && (prior[i + 1] >= 0.5f) != in) || (y + 1 < h && (prior[i + w] >= 0.5f) != in);
       }
     std::vector<uint8_t> near = dilate(crossing, w, h, p.wide, budget);
-    std::vector<float> grey(n), grey2(n);
+    LargeVector<float> grey(n), grey2(n);
     for (size_t i = 0; i < n; i++) {
       const float g1 = (I[i * 3] + I[i * 3 + 1] + I[i * 3 + 2]) * (1.0f / 3);
       grey[i] = g1, grey2[i] = g1 * g1;
     }
-    std::vector<float> scratch;
+    LargeVector<float> scratch;
     box_mean(grey, w, h, 2, scratch);
     box_mean(grey2, w, h, 2, scratch);
     const float t2 = p.texture * p.texture;

@@ -38,7 +38,7 @@ struct ClosedFormParams {
  * Re-estimates `alpha` (W x H, 0..255, in place) in its unsure band from `rgb` (W x H interleaved
  * RGB). Deterministic whatever the thread count; polls `budget` (if any) between iterations.
  */
-void solve_closed_form(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const ClosedFormParams &p,
+void solve_closed_form(uint8_t *alpha, const uint8_t *rgb, int W, int H, const ClosedFormParams &p,
                        Budget *budget = nullptr);
 
 }  // namespace matte

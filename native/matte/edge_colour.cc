@@ -204,13 +204,13 @@ Blend mean_pair(const uint8_t *I, const uint8_t *source, const uint8_t *rgb, int
 
 }  // namespace
 
-void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,
+void resolve_edge_colours(uint8_t *alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,
                           Budget *budget) {
   if (p.radius <= 0) return;
   const int r = p.radius, fg = p.sure, bg = 255 - p.sure;
   // Samples are read from the matte before this step: the new values are kept per row and written
   // once every band is done (they are few: the transition only).
-  const uint8_t *source = alpha.data();
+  const uint8_t *source = alpha;
   // The pixels within `wide` pixels of a change of side of 128 (not only those at 1..254: the
   // sharpened matte may have put the whole of an image's soft edge on one side), by a separable
   // dilation by a (2 wide - 1)^2 square (wide 1: the crossing pixels themselves), kept as runs of

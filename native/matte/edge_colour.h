@@ -28,7 +28,7 @@ struct EdgeColourParams {
  * searching for one over a 12 MP image cost more than the rest of the refinement. Runs on the
  * job's threads in bands of rows, polling `budget` (if any) between them (refine_bands.h).
  */
-void resolve_edge_colours(std::vector<uint8_t> &alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,
+void resolve_edge_colours(uint8_t *alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,
                           Budget *budget = nullptr);
 
 }  // namespace matte

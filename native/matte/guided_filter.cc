@@ -51,7 +51,7 @@ inline void terms_of(const uint8_t *rgb, uint8_t matte, float *t) {
 // The mean over the (2r+1)^2 window clipped to the image, in place: running sums along each row,
 // then running sums of whole rows (row by row, so that memory is read in order), O(1) a pixel
 // whatever r.
-void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float> &scratch) {
+void box_mean(LargeVector<float> &plane, int w, int h, int r, LargeVector<float> &scratch) {
   scratch.resize(size_t(w) * (h + 1));
   float *rows = scratch.data();                 // the row-filtered plane (h rows)
   float *sum = scratch.data() + size_t(w) * h;  // the running vertical sum (one row)
@@ -77,7 +77,8 @@ void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float>
 GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uint8_t> &matte, int w, int h,
                                        int r, float eps, Budget *budget) {
   const size_t n = size_t(w) * h;
-  std::vector<float> a0(n), a1(n), a2(n), b(n);
+  // At IS-Net's 1024x1024, 4 MB a plane, made afresh each job: LargeVector (huge_pages.h).
+  LargeVector<float> a0(n), a1(n), a2(n), b(n);
   // The first stage, in strips of columns, all 13 planes together and row by row, so that only
   // 2r + 2 row-filtered rows of each are ever kept (no full-size plane). Its row sums are exact in
   // double (every term is a multiple of 2^-40 below 2, a window's sum below 2^4: 44 bits), so a
@@ -150,9 +151,9 @@ GuidedCoefficients guided_coefficients(const uint8_t *rgb, const std::vector<uin
 
   // The second stage: the coefficients averaged over the windows covering each pixel, one plane a
   // band (their row sums are not exact: each row is summed from its first column, as box_mean does).
-  std::vector<float> *coefficients[4] = {&a0, &a1, &a2, &b};
+  LargeVector<float> *coefficients[4] = {&a0, &a1, &a2, &b};
   for_bands(4, 1, [&](int first, int end) {
-    std::vector<float> scratch;
+    LargeVector<float> scratch;
     for (int i = first; i < end; i++) box_mean(*coefficients[i], w, h, r, scratch);
   }, budget);
   GuidedCoefficients c;

@@ -4,6 +4,8 @@
 // so the matte's edges follow the full-resolution image's edges. Used by refine.cc.
 #pragma once
 
+#include "../huge_pages.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -12,12 +14,12 @@ namespace matte {
 class Budget;
 
 /** The mean over every (2r+1)^2 window clipped to the image, in place, O(1) a pixel. */
-void box_mean(std::vector<float> &plane, int w, int h, int r, std::vector<float> &scratch);
+void box_mean(LargeVector<float> &plane, int w, int h, int r, LargeVector<float> &scratch);
 
 /** Per model pixel: the window-averaged coefficients of alpha = a . rgb + b (rgb and alpha in 0..1). */
 struct GuidedCoefficients {
-  std::vector<float> a;  // 3 values a pixel
-  std::vector<float> b;
+  LargeVector<float> a;  // 3 values a pixel
+  LargeVector<float> b;
 };
 
 /**
