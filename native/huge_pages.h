@@ -1,5 +1,5 @@
-// Buffers for the large images a job writes once (a full-size copy of the image, its matte), in
-// mappings of their own advised for transparent huge pages.
+// Buffers for the large images and planes a job writes once (a full-size copy of the image, its
+// matte, the refinement's planes), in mappings of their own advised for transparent huge pages.
 //
 // Why: where the kernel gives huge pages only to memory that asks for them (transparent_hugepage
 // "madvise": Ubuntu's default and many VMs'), a fresh 36 MB buffer faults in 4 KiB at a time,

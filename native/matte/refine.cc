@@ -186,7 +186,10 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
     if (x == 0 || tx.i0[x] != tx.i0[x - 1]) column_runs.push_back(x);
   column_runs.push_back(W);
 
-  LargeVector<uint8_t> out(size_t(W) * H);  // huge_pages.h: 12 MB at 12 MP
+  // The refined matte is written straight into the image returned (huge_pages.h: 12 MB at 12 MP);
+  // the bands below write every pixel of it.
+  vips::VImage alpha = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);
+  uint8_t *out = VIPS_IMAGE_ADDR(alpha.get_image(), 0, 0);
   for_row_bands(H, [&](int first_row, int end_row) {
   for (int y = first_row; y < end_row; y++) {
     const int r0 = ty.i0[y] * mw, r1 = ty.i1[y] * mw;
@@ -250,23 +253,13 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
     }
   }
   }, budget);
-  if (!p.closed_after_edge) solve_closed_form(out.data(), image, W, H, p.closed, budget);
-  resolve_edge_colours(out.data(), image, W, H, p.edge, budget);
-  if (p.closed_after_edge) solve_closed_form(out.data(), image, W, H, p.closed, budget);
+  if (!p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
+  resolve_edge_colours(out, image, W, H, p.edge, budget);
+  if (p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
   for_row_bands(H, [&](int first_row, int end_row) {
     clean_matte(&out[size_t(first_row) * W], size_t(end_row - first_row) * W, p);
   }, budget);
-  // The image takes the buffer over (freed when libvips closes it) rather than a 12 MB copy.
-  auto *owned = new LargeVector<uint8_t>(std::move(out));
-  VipsImage *alpha = vips_image_new_from_memory(owned->data(), owned->size(), W, H, 1, VIPS_FORMAT_UCHAR);
-  if (!alpha) {
-    delete owned;
-    throw vips::VError();
-  }
-  g_signal_connect(alpha, "postclose",
-                   G_CALLBACK(+[](VipsImage *, gpointer data) { delete static_cast<LargeVector<uint8_t> *>(data); }),
-                   owned);
-  return vips::VImage(alpha);
+  return alpha;
 }
 
 }  // namespace matte
