@@ -9,13 +9,14 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
-import { defaultPublicUrl, type Config } from './config.js';
+import { defaultPublicUrl, urlPortAllowed, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
 import { corsMiddleware } from './cors.js';
 import { Metrics, metricsRoute } from './metrics.js';
 import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
+import { idleResponseDeadline } from './response-deadline.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
@@ -84,6 +85,7 @@ export function createApp(options: AppOptions): MatteApp {
       isAllowed: options.isAllowedAddress,
       dnsServers: config.dnsServers,
       slots: new FetchSlots(config.maxUrlFetches),
+      isAllowedPort: (port) => urlPortAllowed(config.urlPorts, port),
     },
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,
@@ -107,6 +109,7 @@ export function createApp(options: AppOptions): MatteApp {
   webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
+  app.use(idleResponseDeadline(config.idleTimeoutMs));
   app.use(services.metrics.middleware());
   const cors = corsMiddleware(config.corsOrigins);
   if (cors) app.use(cors);

@@ -261,14 +261,22 @@ export class JobLimiter {
   }
 }
 
-/** Admits an image request before its body is read, or refuses it with 503 when full. */
+/**
+ * Admits an image request before its body is read, or refuses it with 503 when full. A raw result
+ * (a Buffer body) keeps its admission until its bytes are sent or its connection is gone: a
+ * client that does not read cannot make the server hold more results than it admits.
+ */
 export function shedLoad(limiter: JobLimiter) {
-  return async (_ctx: Context, next: Next) => {
+  return async (ctx: Context, next: Next) => {
     const done = limiter.admit();
     try {
       await next();
-    } finally {
+    } catch (err) {
       done();
+      throw err;
     }
+    const res = ctx.res;
+    if (Buffer.isBuffer(ctx.body) && !res.destroyed && !ctx.req.socket?.destroyed) res.once('close', done);
+    else done();
   };
 }

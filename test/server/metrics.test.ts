@@ -26,7 +26,7 @@ test('after real requests, /metrics shows each of them', async () => {
   });
   await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
   const host = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-  const server: TestServer = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0' });
+  const server: TestServer = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0' });
   try {
     const stored = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
     assert.is(stored.status, 200);
