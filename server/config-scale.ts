@@ -15,6 +15,7 @@ export const SCALE_VARIABLES = [
   'MATTE_S3_PREFIX',
   'MATTE_S3_ENDPOINT',
   'MATTE_S3_FORCE_PATH_STYLE',
+  'MATTE_S3_TIMEOUT_SECONDS',
   'AWS_REGION',
   'AWS_ACCESS_KEY_ID',
   'AWS_SECRET_ACCESS_KEY',
@@ -27,8 +28,10 @@ export const RESULT_STORES = ['disk', 's3'] as const;
 
 export interface S3Settings {
   bucket: string;
-  /** Prepended to every key, e.g. "matte/results/". */
+  /** Prepended to every key (default "matte-results/"; "/" for the bucket's root). */
   prefix: string;
+  /** The deadline of one S3 call (MATTE_S3_TIMEOUT_SECONDS). */
+  timeoutMs: number;
   /** For S3-compatible stores: http(s)://host[:port]. */
   endpoint?: string;
   forcePathStyle: boolean;
@@ -61,6 +64,9 @@ export function defaultResultsDir(env: Env): string {
   return join(base, 'matte', 'results');
 }
 
+/** The default key prefix: a bucket's root may hold other applications' objects. */
+export const DEFAULT_S3_PREFIX = 'matte-results/';
+
 // S3 bucket names (and the looser ones of S3-compatible stores): 3..63 of a-z 0-9 . - _
 const BUCKET = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
 
@@ -68,7 +74,7 @@ function s3Settings(env: Env): S3Settings {
   const bucket = present(env, 'MATTE_S3_BUCKET');
   if (bucket === undefined) throw new ConfigError('MATTE_S3_BUCKET is required with MATTE_RESULTS_STORE=s3');
   if (!BUCKET.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
-  const prefix = (present(env, 'MATTE_S3_PREFIX') ?? '').replace(/^\/+/, '');
+  const prefix = (present(env, 'MATTE_S3_PREFIX') ?? DEFAULT_S3_PREFIX).replace(/^\/+/, '');
   if (prefix.length > 512) throw new ConfigError('MATTE_S3_PREFIX is longer than 512 characters');
   let endpoint: string | undefined;
   const url = httpUrl(env, 'MATTE_S3_ENDPOINT', 'http://127.0.0.1:9000');
@@ -87,6 +93,7 @@ function s3Settings(env: Env): S3Settings {
     prefix,
     endpoint,
     forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE'),
+    timeoutMs: integer(env, 'MATTE_S3_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     region: present(env, 'AWS_REGION'),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined,
   };
