@@ -21,6 +21,7 @@ export const SCALE_VARIABLES = [
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
   'MATTE_METRICS_KEY',
+  'MATTE_METRICS_ADDRESS',
   'MATTE_CORS_ORIGINS',
 ] as const;
 
@@ -43,13 +44,15 @@ export interface S3Settings {
 
 export interface ScaleConfig {
   resultsStore: (typeof RESULT_STORES)[number];
-  /** MATTE_RESULTS_MAX_BYTES; 0: no quota. */
+  /** MATTE_RESULTS_MAX_BYTES (default 1 GiB); 0: no quota. */
   resultsMaxBytes: number;
   resultsPresign: boolean;
   /** Set when resultsStore is s3. */
   s3?: S3Settings;
-  /** The key /metrics requires (never logged); undefined: /metrics is open. */
+  /** The key /metrics on the public port requires (never logged); undefined: no /metrics there. */
   metricsKey?: string;
+  /** Where /metrics is served without a key (MATTE_METRICS_ADDRESS); undefined: nowhere (`off`). */
+  metricsAddress?: { host: string; port: number };
   /** Origins allowed by CORS (`*` for any); empty: no CORS headers. */
   corsOrigins: string[];
 }
@@ -63,6 +66,9 @@ export function defaultResultsDir(env: Env): string {
   const base = state !== undefined && isAbsolute(state) ? state : join(present(env, 'HOME') ?? homedir(), '.local', 'state');
   return join(base, 'matte', 'results');
 }
+
+/** The default result quota: finite, so that one key holder cannot fill the disk or the bucket. */
+export const DEFAULT_RESULTS_MAX_BYTES = 1024 * 1024 * 1024;
 
 /** The default key prefix: a bucket's root may hold other applications' objects. */
 export const DEFAULT_S3_PREFIX = 'matte-results/';
@@ -99,6 +105,16 @@ function s3Settings(env: Env): S3Settings {
   };
 }
 
+/** MATTE_METRICS_ADDRESS: `host:port` or `[v6]:port` (port 0: any free one), or `off`; default 127.0.0.1:9464. */
+function metricsAddress(env: Env): { host: string; port: number } | undefined {
+  const text = present(env, 'MATTE_METRICS_ADDRESS') ?? '127.0.0.1:9464';
+  if (text.toLowerCase() === 'off') return undefined;
+  const match = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(text) ?? /^([^:\s]+):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) throw new ConfigError(`MATTE_METRICS_ADDRESS=${JSON.stringify(text)} is not host:port (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464) or off`);
+  return { host: match[1]!, port };
+}
+
 function corsOrigins(env: Env): string[] {
   const text = present(env, 'MATTE_CORS_ORIGINS');
   if (text === undefined) return [];
@@ -132,10 +148,11 @@ export function loadScaleConfig(env: Env): ScaleConfig {
   if (metricsKey !== undefined && !/^[\x21-\x7e]+$/.test(metricsKey)) throw new ConfigError('MATTE_METRICS_KEY holds a space or a non-ASCII character (it is sent in an HTTP header)');
   return {
     resultsStore: store as ScaleConfig['resultsStore'],
-    resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
+    resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', DEFAULT_RESULTS_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
     resultsPresign,
     s3: store === 's3' ? s3Settings(env) : undefined,
     metricsKey,
+    metricsAddress: metricsAddress(env),
     corsOrigins: corsOrigins(env),
   };
 }

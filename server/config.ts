@@ -28,6 +28,8 @@ export interface Config extends ScaleConfig {
   apiKeys: string[];
   /** The key generated because none was configured (printed once at start-up), else undefined. */
   generatedKey?: string;
+  /** Wrong keys allowed per address and minute before 429 (MATTE_AUTH_FAILURES_PER_MINUTE); 0: no limit. */
+  authFailuresPerMinute: number;
   resultsDir: string;
   resultTtlSeconds: number;
   maxInputBytes: number;
@@ -69,6 +71,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_PUBLIC_URL',
   'MATTE_API_KEYS',
   'MATTE_API_KEYS_FILE',
+  'MATTE_AUTH_FAILURES_PER_MINUTE',
   'MATTE_RESULTS_DIR',
   'MATTE_RESULT_TTL_SECONDS',
   'MATTE_MAX_INPUT_BYTES',
@@ -191,6 +194,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     apiKeys.push(generatedKey);
   }
 
+  const authFailuresPerMinute = integer(env, 'MATTE_AUTH_FAILURES_PER_MINUTE', 20, 0, 1_000_000);
   const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? defaultResultsDir(env);
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
@@ -223,6 +227,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     publicUrlExplicit: publicUrl !== undefined,
     apiKeys,
     generatedKey,
+    authFailuresPerMinute,
     resultsDir,
     resultTtlSeconds,
     maxInputBytes,

@@ -3,6 +3,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import type { AuthFailures } from './auth-failures.js';
 import { HttpError } from './errors.js';
 
 // ---- request id and access log ------------------------------------------------------------------
@@ -14,10 +15,11 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/^(\/images\/results\/)([^/]*)$/, (_m, prefix: string, name: string) => {
+  // Any spelling of the prefix, whatever follows: a path the router refuses may still hold an id.
+  return path.replace(/^(\/images\/results\/)([^/]*)(.*)$/is, (_m, prefix: string, name: string, rest: string) => {
     const dot = name.lastIndexOf('.');
     const ext = dot > 0 ? name.slice(dot) : '';
-    return `${prefix}${name.slice(0, 6)}…${ext}`;
+    return `${prefix}${name.slice(0, 6)}…${ext}${rest ? '/…' : ''}`;
   });
 }
 
@@ -138,7 +140,7 @@ export function drainUnreadBody(options: LingerOptions) {
  * OpenSSL set-up was ~1.5% of the main thread's on-CPU samples on a small edit; the check took
  * 20-33 us (median) in the running server, 4-11 us as it is now.)
  */
-export function apiKeyAuth(keys: readonly string[]) {
+export function apiKeyAuth(keys: readonly string[], failures?: AuthFailures) {
   const width = Math.max(1, ...keys.map((key) => Buffer.byteLength(key, 'utf8')));
   const padded = keys.map((key) => {
     const bytes = Buffer.alloc(width);
@@ -148,6 +150,7 @@ export function apiKeyAuth(keys: readonly string[]) {
   // Filled and compared synchronously, so one buffer serves every request.
   const candidate = Buffer.alloc(width);
   return async (ctx: Context, next: Next) => {
+    failures?.check(ctx.ip);
     const given = ctx.get('X-Api-Key');
     candidate.fill(0);
     candidate.write(given, 'utf8'); // a longer key is cut short here, and its length matches no key's
@@ -155,6 +158,7 @@ export function apiKeyAuth(keys: readonly string[]) {
     let ok = false;
     for (const key of padded) ok = (timingSafeEqual(candidate, key.bytes) && length === key.length) || ok;
     if (!given || !ok) {
+      failures?.failed(ctx.ip);
       throw new HttpError(401, 'unauthorized', given ? 'the API key in X-Api-Key is not valid' : 'send your API key in the X-Api-Key header', {
         headers: { 'WWW-Authenticate': 'X-Api-Key' },
         closeConnection: true,

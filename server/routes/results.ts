@@ -61,6 +61,10 @@ export function resultsRoute(router: Router, services: Services): void {
     ctx.set('Expires', new Date(result.expiresAt).toUTCString());
     ctx.set('Content-Disposition', `inline; filename="${result.id}.${result.ext}"`);
     ctx.set('Accept-Ranges', 'bytes');
+    // Served from the playground's origin, which keeps the API key in localStorage: a result is
+    // never sniffed into HTML or script, and were it rendered as a document it runs nothing.
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', 'sandbox');
     ctx.type = result.mediaType;
 
     if (matchesEtag(ctx.get('If-None-Match'), result.etag)) {

@@ -6,13 +6,14 @@ import { ConfigError, loadConfig } from '../../server/config.js';
 
 const base = { MATTE_API_KEYS: 'k' };
 
-test('defaults: the disk store, no quota, no presigning, /metrics open, no CORS', () => {
+test('defaults: the disk store, a 1 GiB quota, no presigning, /metrics on 127.0.0.1:9464 only, no CORS', () => {
   const c = loadConfig(base);
   assert.is(c.resultsStore, 'disk');
-  assert.is(c.resultsMaxBytes, 0);
+  assert.is(c.resultsMaxBytes, 1024 ** 3);
   assert.is(c.resultsPresign, false);
   assert.is(c.s3, undefined);
   assert.is(c.metricsKey, undefined);
+  assert.equal(c.metricsAddress, { host: '127.0.0.1', port: 9464 });
   assert.equal(c.corsOrigins, []);
 });
 
