@@ -1,7 +1,8 @@
 // Builds the Koa app from a Config (testable without listening) and starts/stops the HTTP server.
 //
-//   request id + access log -> shutdown marker -> bounded drain of unread bodies -> JSON errors
-//   -> router (image routes: API key -> load shedding -> form -> job limiter) -> 404 / 405
+//   request id + access log -> idle deadline of the response -> shutdown marker -> bounded drain of
+//   unread bodies -> JSON errors -> router (image routes: API key (and its failure count) -> load
+//   shedding -> form -> job limiter) -> 404 / 405. /metrics without a key listens apart.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
