@@ -67,7 +67,7 @@ const imageResponses = {
       ...Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string', contentMediaType: `image/${f}` } }])),
     },
   },
-  '400': errorResponse('invalid_field, unknown_field, invalid_operations, invalid_json, invalid_multipart, input_missing, input_url_forbidden'),
+  '400': errorResponse('invalid_field, unknown_field, invalid_operations, invalid_json, invalid_multipart, input_missing, input_url_forbidden (a non-public address, or a port other than 80 and 443 unless MATTE_URL_PORTS allows it)'),
   '401': errorResponse('unauthorized: missing or wrong X-Api-Key'),
   '429': errorResponse('too_many_failures: too many wrong keys from this address within a minute (MATTE_AUTH_FAILURES_PER_MINUTE; with Retry-After)'),
   '408': errorResponse('request_timeout: the body was not received in time'),
