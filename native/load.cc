@@ -70,17 +70,38 @@ double shrink_on_load(ImageType type, int stored_width, int stored_height, int o
   return 1;
 }
 
-// 8-bit sRGB with 3 bands, or 4 with alpha. An unusable embedded profile is ignored.
+bool is_16bit(VipsInterpretation interpretation) {
+  return interpretation == VIPS_INTERPRETATION_RGB16 || interpretation == VIPS_INTERPRETATION_GREY16;
+}
+
+// Perceptual, as sharp does: users compare us with it, and every LUT profile holds the perceptual
+// table (ICC requires it) while some hold no colorimetric one, which libvips would ignore.
+// A 16-bit image is transformed at 16 bits: libvips 8.14 returns a 16-bit grey + alpha image's
+// colour at 8 bits but leaves its alpha on the 16-bit scale, so the cast below would clip it.
+// CMYK goes through the float PCS: lcms' optimised direct CMYK -> sRGB table is off by several
+// levels (sharp's newer libvips agrees with the two-step result).
+VImage icc_to_srgb(const VImage &image, vips::VOption *options) {
+  options->set("intent", VIPS_INTENT_PERCEPTUAL);
+  if (image.interpretation() == VIPS_INTERPRETATION_CMYK)
+    return image.icc_import(options->set("pcs", VIPS_PCS_LAB))
+        .icc_export(VImage::option()->set("output_profile", "srgb")->set("intent", VIPS_INTENT_PERCEPTUAL)->set("depth", 8));
+  return image.icc_transform("srgb", options->set("depth", is_16bit(image.interpretation()) ? 16 : 8));
+}
+
+// 8-bit sRGB with 3 bands, or 4 with alpha. An unusable embedded profile is ignored; CMYK without
+// a profile is read with libvips' built-in CMYK profile.
 VImage to_srgb(VImage image) {
   if (image.get_typeof(VIPS_META_ICC_NAME)) {
     try {
-      image = image.icc_transform("srgb", VImage::option()->set("embedded", true)->set("depth", 8));
+      image = icc_to_srgb(image, VImage::option()->set("embedded", true));
     } catch (const VError &) {
       vips_error_clear();
       image = image.copy();
       image.remove(VIPS_META_ICC_NAME);
     }
   }
+  if (image.interpretation() == VIPS_INTERPRETATION_CMYK && !image.get_typeof(VIPS_META_ICC_NAME))
+    image = icc_to_srgb(image, VImage::option()->set("input_profile", "cmyk"));
   if (image.interpretation() != VIPS_INTERPRETATION_sRGB || image.format() != VIPS_FORMAT_UCHAR)
     image = image.colourspace(VIPS_INTERPRETATION_sRGB);
   if (image.format() != VIPS_FORMAT_UCHAR) image = image.cast(VIPS_FORMAT_UCHAR);
