@@ -54,8 +54,11 @@ int exif_orientation(const VImage &image) {
   return orientation >= 1 && orientation <= 8 ? orientation : 1;
 }
 
-// Largest shrink the decoder may apply so that the result is still at least the size that the
-// first resize will scale to. JPEG shrinks by 1, 2, 4 or 8 in the DCT; WebP scales freely.
+// The shrink the decoder applies before the first resize. WebP scales freely. JPEG shrinks by 1, 2,
+// 4 or 8 in the DCT, a coarse filter that aliases when lanczos3 is left almost nothing to do: a
+// shrink is used only when it leaves lanczos3 at least kMinResidualReduction, else the next smaller.
+constexpr double kMinResidualReduction = 1.25;
+
 double shrink_on_load(ImageType type, int stored_width, int stored_height, int orientation, const Step &step) {
   if (type != ImageType::Jpeg && type != ImageType::Webp) return 1;
   bool swapped = orientation >= 5;
@@ -66,7 +69,7 @@ double shrink_on_load(ImageType type, int stored_width, int stored_height, int o
   if (factor < 2) return 1;
   if (type == ImageType::Webp) return factor;
   for (int shrink : {8, 4, 2})
-    if (shrink <= factor) return shrink;
+    if (shrink * kMinResidualReduction <= factor) return shrink;
   return 1;
 }
 
