@@ -11,18 +11,23 @@ export interface Rgba8 {
 }
 
 export interface Distance {
-  /** Mean absolute difference of R, G and B, on the 0-255 scale. */
+  /** Mean absolute difference of R, G and B (premultiplied), on the 0-255 scale. */
   mean: number;
   max: number;
   /** Mean absolute difference of alpha. */
   alpha: number;
 }
 
+/**
+ * The colour is compared premultiplied by each image's alpha (what is seen over any background):
+ * the colour of a fully transparent pixel is not part of the picture.
+ */
 export function distance(a: Rgba8, b: Rgba8): Distance {
   if (a.width !== b.width || a.height !== b.height) throw new Error(`sizes differ: ${a.width}x${a.height} and ${b.width}x${b.height}`);
   let sum = 0, max = 0, alpha = 0;
   for (let i = 0; i < a.data.length; i++) {
-    const d = Math.abs(a.data[i]! - b.data[i]!);
+    const alphaAt = i - (i % 4) + 3;
+    const d = i % 4 === 3 ? Math.abs(a.data[i]! - b.data[i]!) : Math.abs((a.data[i]! * a.data[alphaAt]!) / 255 - (b.data[i]! * b.data[alphaAt]!) / 255);
     if (i % 4 === 3) alpha += d;
     else {
       sum += d;
@@ -47,4 +52,4 @@ export async function matteRgba(input: Buffer, operations: Operation[], options:
   return { width: png.width, height: png.height, data: png.data };
 }
 
-export const show = (d: Distance) => `mean ${d.mean.toFixed(3)}, max ${d.max}, alpha ${d.alpha.toFixed(3)}`;
+export const show = (d: Distance) => `mean ${d.mean.toFixed(3)}, max ${d.max.toFixed(1)}, alpha ${d.alpha.toFixed(3)}`;
