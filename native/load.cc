@@ -81,8 +81,8 @@ bool is_16bit(VipsInterpretation interpretation) {
 // table (ICC requires it) while some hold no colorimetric one, which libvips would ignore.
 // A 16-bit image is transformed at 16 bits: libvips 8.14 returns a 16-bit grey + alpha image's
 // colour at 8 bits but leaves its alpha on the 16-bit scale, so the cast below would clip it.
-// CMYK goes through the float PCS: lcms' optimised direct CMYK -> sRGB table is off by several
-// levels (sharp's newer libvips agrees with the two-step result).
+// CMYK goes through the float PCS: lcms' optimised direct CMYK -> sRGB table is several levels off
+// the profile's own tables (lcms without precalculation); the two steps are not.
 VImage icc_to_srgb(const VImage &image, vips::VOption *options) {
   options->set("intent", VIPS_INTENT_PERCEPTUAL);
   if (image.interpretation() == VIPS_INTERPRETATION_CMYK)
