@@ -336,7 +336,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
       budget.watch(frames);
     }
     budget.check();
-    return save(frames, plan.format, plan.quality);
+    return save(frames, plan.format, plan.quality, &budget);
   } catch (const VError &err) {
     // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
     if (budget.stopped() != Budget::Stop::None) {
