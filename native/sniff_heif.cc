@@ -1,5 +1,6 @@
 #include "sniff_heif.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -225,6 +226,8 @@ bool heif_frames_match_headers(const uint8_t *data, size_t size) {
     r.read(2);  // data_reference_index
     uint64_t base = r.read(base_size);
     uint64_t extents = r.read(2);
+    // Extents of zero-width fields read nothing: without this a small file could loop for long.
+    if (offset_size + length_size + index_size == 0) extents = std::min<uint64_t>(extents, 1);
     for (uint64_t j = 0; j < extents && !r.bad; j++) {
       r.read(index_size);
       uint64_t offset = r.read(offset_size), length = r.read(length_size);
