@@ -131,4 +131,21 @@ test('a PNG or JPEG declaring a smaller size decodes only the size it declares',
   }
 });
 
+test('every cut of these files is a typed refusal or a result, never internal', async () => {
+  const files = [
+    tiledTiff({ width: 1, height: 1, tileWidth: 2048, tileHeight: 2048 }),
+    jpegInTiff(await convert(gradient(64, 64), 'jpeg'), 8, 8),
+    gifWithFrames([1, 1], [[1, 1], [300, 300]]),
+    declareSmaller(await convert(solid(64, 64, [10, 20, 30, 128], { alpha: true }), 'webp'), 1, 1)!,
+    declareSmaller(await convert(gradient(64, 48), 'avif'), 8, 8)!,
+  ];
+  for (const file of files) {
+    for (let i = 1; i <= 24; i++) {
+      const cut = file.subarray(0, Math.floor((file.length * i) / 25));
+      const outcome = await edit(cut, [{ flip: 'h' }]).then(() => 'ok', (err: MatteError) => err.code);
+      assert.ok(['ok', 'unsupported_image', 'image_too_large'].includes(outcome), `${cut.length} bytes: ${outcome}`);
+    }
+  }
+});
+
 test.run();
