@@ -80,9 +80,19 @@ void check_decoded_size(ImageType type, const uint8_t *data, size_t size, const 
       if (!heif_frames_match_headers(data, size))
         throw unsupported_image("the heif image holds a frame whose coded size differs from its declared size (ispe)");
       return;
-    case ImageType::Jpeg:
+    case ImageType::Jpeg: {
+      // A progressive (or multi-scan) JPEG is held whole as coefficients, 2 bytes each, whatever
+      // the scale it is decoded at: more than its decoded pixels for 4:4:4.
+      double coefficients = double(jpeg_coefficient_bytes(data, size));
+      double budget = double(limits.max_pixels) * kDecodedBytesPerPixel;
+      if (coefficients > budget)
+        throw image_too_large("the progressive jpeg image holds " + std::to_string(uint64_t(coefficients)) +
+                              " bytes of coefficients while it decodes, more than the limit of " +
+                              std::to_string(uint64_t(budget)) + " bytes");
+      return;
+    }
     case ImageType::Png:
-      return;  // libjpeg and libpng decode the frame their header declares, which libvips reports
+      return;  // libpng decodes the frame its header declares, which libvips reports
   }
 }
 

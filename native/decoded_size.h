@@ -21,7 +21,8 @@ struct Declared {
  * Throws unsupported_image when a frame decodes to another size than its header declares (a WebP
  * bitstream against its canvas or frame, an AV1 frame against `ispe`, a JPEG in a TIFF against its
  * strip or tile, a TIFF tile far larger than its image), and image_too_large when the area the
- * decoder works on (whole TIFF tiles, a GIF's frames past its screen) is over the limits.
+ * decoder works on (whole TIFF tiles, a GIF's frames past its screen) or a progressive JPEG's
+ * coefficient image is over the limits.
  */
 void check_decoded_size(ImageType type, const uint8_t *data, size_t size, const Declared &declared,
                         const Limits &limits);

@@ -236,6 +236,48 @@ bool tiff_data_within_file(const uint8_t *data, size_t size) {
   return true;
 }
 
+uint64_t jpeg_coefficient_bytes(const uint8_t *data, size_t size) {
+  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+  size_t pos = 2;
+  bool progressive = false;
+  int components = 0;
+  uint64_t width = 0, height = 0, bytes = 0;
+  while (pos + 4 <= size) {
+    if (data[pos] != 0xFF) return 0;
+    uint8_t marker = data[pos + 1];
+    if (marker == 0xFF) {
+      pos += 1;
+      continue;
+    }
+    size_t length = (size_t(data[pos + 2]) << 8) | data[pos + 3];
+    const uint8_t *p = data + pos + 4;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      if (pos + 10 > size) return 0;
+      progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+      height = (uint64_t(p[1]) << 8) | p[2];
+      width = (uint64_t(p[3]) << 8) | p[4];
+      components = p[5];
+      if (pos + 10 + size_t(components) * 3 > size) return 0;
+      int h_max = 1, v_max = 1;
+      for (int i = 0; i < components; i++) {
+        h_max = std::max(h_max, p[7 + i * 3] >> 4);
+        v_max = std::max(v_max, p[7 + i * 3] & 0x0F);
+      }
+      // Each component's blocks, rounded up to whole MCUs, 64 coefficients of 2 bytes a block.
+      uint64_t mcu_cols = (width + 8 * h_max - 1) / (8 * h_max), mcu_rows = (height + 8 * v_max - 1) / (8 * v_max);
+      for (int i = 0; i < components; i++)
+        bytes += mcu_cols * (p[7 + i * 3] >> 4) * mcu_rows * (p[7 + i * 3] & 0x0F) * 64 * 2;
+    }
+    if (marker == 0xDA) {  // the first scan: fewer components than the frame means several scans
+      if (pos + 5 > size) return 0;
+      return progressive || p[0] < components ? bytes : 0;
+    }
+    if (marker == 0xD9) return 0;
+    pos += 2 + length;
+  }
+  return 0;
+}
+
 std::optional<std::pair<uint32_t, uint32_t>> jpeg_frame_size(const uint8_t *data, size_t size) {
   if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return std::nullopt;
   size_t pos = 2;

@@ -59,6 +59,12 @@ struct TiffLayout {
 };
 std::optional<TiffLayout> tiff_layout(const uint8_t *data, size_t size);
 
+/**
+ * The bytes libjpeg holds for a JPEG's whole coefficient image when it must buffer it (a progressive
+ * frame, or a first scan with fewer components than the frame: several scans), else 0.
+ */
+uint64_t jpeg_coefficient_bytes(const uint8_t *data, size_t size);
+
 /** Width and height in a JPEG stream's frame header (SOFn), if it has one before its first scan. */
 std::optional<std::pair<uint32_t, uint32_t>> jpeg_frame_size(const uint8_t *data, size_t size);
 

@@ -131,6 +131,19 @@ test('a PNG or JPEG declaring a smaller size decodes only the size it declares',
   }
 });
 
+test('a progressive 4:4:4 JPEG is held to the limits at its coefficient buffer, a baseline one at its pixels', async () => {
+  // 1000x1000 at quality 95 (4:4:4): 3 MB of pixels, 6 MB of coefficients when libjpeg buffers them.
+  const baseline = await convert(gradient(1000, 1000), 'jpeg', { quality: 95 });
+  const limits = { maxPixels: 1_200_000 };
+  assert.is((await edit(baseline, [{ flip: 'h' }], { limits })).width, 1000);
+  const sof = baseline.indexOf(Buffer.from([0xff, 0xc0]));
+  const progressive = Buffer.from(baseline);
+  progressive[sof + 1] = 0xc2; // the same frame, declared progressive
+  const { code, message } = await refusal(progressive, { limits });
+  assert.is(code, 'image_too_large', message);
+  assert.match(message, /progressive jpeg image holds 6000000 bytes of coefficients/);
+});
+
 test('every cut of these files is a typed refusal or a result, never internal', async () => {
   const files = [
     tiledTiff({ width: 1, height: 1, tileWidth: 2048, tileHeight: 2048 }),
