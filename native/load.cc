@@ -1,5 +1,6 @@
 #include "load.h"
 
+#include "decoded_size.h"
 #include "errors.h"
 #include "libvips.h"
 #include "sniff.h"
@@ -158,6 +159,11 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
                           std::to_string(vips_format_sizeof(header.format())) +
                           " bytes a pixel), more than the limit of " + std::to_string(uint64_t(budget)) +
                           " bytes (" + std::to_string(int(kDecodedBytesPerPixel)) + " bytes x the pixel limit)");
+  // What the decoder will really allocate, from the file's structure (decoded_size.h).
+  check_decoded_size(type, data, size,
+                     {width, frame_height, uint64_t(frames_used),
+                      uint64_t(header.bands()) * uint64_t(vips_format_sizeof(header.format()))},
+                     options.limits);
 
   int orientation = exif_orientation(header);
   double shrink = 1;
