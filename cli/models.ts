@@ -55,9 +55,10 @@ export function modelsCommand(program: Command): void {
     .argument('[names...]', 'registry names, e.g. u2netp isnet')
     .option('--json', 'print the fetched paths as JSON')
     .action(async (names: string[], flags: { json?: boolean }) => {
-      const wanted = names.length ? names : [(await modelRegistry()).default];
+      const named = names.length > 0;
+      const wanted = named ? names : [(await modelRegistry()).default];
       const fetched: Array<{ name: string; path: string }> = [];
-      for (const name of wanted) fetched.push({ name, path: await fetchModel(name, { quiet: Boolean(flags.json) }) });
+      for (const name of wanted) fetched.push({ name, path: await fetchModel(name, { quiet: Boolean(flags.json), named }) });
       if (flags.json) process.stdout.write(`${JSON.stringify({ models: fetched })}\n`);
     });
 }
