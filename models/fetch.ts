@@ -84,7 +84,7 @@ export async function fetchModel(name: string, options: FetchOptions = {}): Prom
   const part = `${target}.part`;
   log(`fetching ${name} from ${from} (licence ${entry.license})`);
   try {
-    await download(from, part, downloadProgress(name, { quiet: options.quiet }), entry.size);
+    await download(from, part, downloadProgress(name, { quiet: options.quiet }), { size: entry.size, env });
   } catch (err) {
     const why = err instanceof DownloadError ? err.message : `${from}: ${(err as Error).message}`;
     const hint = env.MATTE_MODELS_MIRROR ? 'check MATTE_MODELS_MIRROR' : 'set MATTE_MODELS_MIRROR to a mirror of the publishers\' files, or HTTPS_PROXY';

@@ -17,8 +17,14 @@ const MAX_REDIRECTIONS = 10;
 /** A download that failed for a reason worth naming (the URL, the status). */
 export class DownloadError extends Error {}
 
-function dispatcher(): Dispatcher {
-  return new EnvHttpProxyAgent().compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
+/** undici's reading of the proxy variables, from `env` (the lower-case name first, as curl; an empty value is unset). */
+function dispatcher(env: NodeJS.ProcessEnv): Dispatcher {
+  const proxies = {
+    httpProxy: env.http_proxy || env.HTTP_PROXY || '',
+    httpsProxy: env.https_proxy || env.HTTPS_PROXY || '',
+    noProxy: env.no_proxy || env.NO_PROXY || '',
+  };
+  return new EnvHttpProxyAgent(proxies).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }));
 }
 
 /** Bytes already in the partial file (0 when there is none). */
@@ -31,8 +37,9 @@ async function partSize(part: string): Promise<number> {
  * the finished file. Throws DownloadError when the server refuses or cannot be reached after
  * every attempt (the partial file stays for the next run).
  */
-export async function download(url: string, part: string, progress: DownloadProgress, expectedSize?: number | null): Promise<number> {
-  const agent = dispatcher();
+export async function download(url: string, part: string, progress: DownloadProgress, options: { size?: number | null; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  const agent = dispatcher(options.env ?? process.env);
+  const expectedSize = options.size;
   let lastError: unknown;
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
