@@ -7,13 +7,13 @@ import type { LoadedModel } from './models.js';
 
 export const COST_CLASSES = {
   /** 320x320 input, a few MB of weights (u2netp). */
-  small: { timeoutScale: 1, expected: 'about 0.2-0.3 s and 0.3-0.4 GB a job (measured, u2netp)' },
+  small: { timeoutScale: 1, expected: 'about 0.5 s of CPU and 0.3 GB peak a job (measured: u2netp)' },
   /** 320x320 input, the full U^2-Net (about 5x u2netp's operations). */
-  medium: { timeoutScale: 1, expected: 'about 1-2 s and 0.5-1 GB a job (estimate: u2netp scaled by operations)' },
+  medium: { timeoutScale: 1, expected: 'about 1-3 s of CPU and 0.5-1 GB peak a job (estimate: u2netp scaled by its operations)' },
   /** 1024x1024 input, a convolutional network (IS-Net). */
-  large: { timeoutScale: 2, expected: 'about 1-4 s and 0.9-1.2 GB a job (measured, isnet)' },
+  large: { timeoutScale: 2, expected: 'about 2.5 s of CPU and 0.75 GB peak a job (measured: isnet, the same IS-Net at 1024x1024)' },
   /** 1024x1024 input, a Swin transformer (BiRefNet). */
-  huge: { timeoutScale: 8, expected: 'about 10-60 s and 3-6 GB a job (estimate, not measured here)' },
+  huge: { timeoutScale: 8, expected: 'about 15-30 s of CPU and 3-6 GB peak a job (estimate, not measured: 5-10x IS-Net)' },
 } as const;
 
 export type CostClass = keyof typeof COST_CLASSES;
