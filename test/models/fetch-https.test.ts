@@ -106,6 +106,8 @@ test('`matte models fetch u2netp` from a mirror, through a redirect chain, as a 
     assert.equal((await readFile(join(target, 'u2netp.onnx'))).equals(u2netp), true);
     assert.equal(mirror.requests.map((r) => r.path), [`${RELEASE}/u2netp.onnx`, '/hop/1', '/hop/2', '/storage/u2netp.onnx']);
     assert.equal(await readdir(target), ['u2netp.onnx'], 'no partial or temporary file is left');
+    // Not a terminal: the progress is plain lines, the last at 100%.
+    assert.match(run.stderr, /^models: u2netp: 100% \(4\.6 MB of 4\.6 MB\)$/m);
     // A second run finds it in place: no request.
     const again = await runCli(['models', 'fetch', 'u2netp'], { env: { ...CLEAN, MATTE_MODELS_DIR: target, MATTE_MODELS_MIRROR: mirror.url, U2NET_HOME: emptyHome } });
     assert.is(again.code, 0);
