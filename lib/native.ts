@@ -38,10 +38,11 @@ export interface NativeModelSpec {
   divide: number;
   mean: [number, number, number];
   std: [number, number, number];
-  /** Name of the output holding the matte. */
-  output: string;
-  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1; `sigmoid`: logistic, then clamp. */
-  postprocess: 'minmax' | 'clamp' | 'sigmoid';
+  /** Name of the output holding the matte; without one, the output at `outputIndex` (default the first). */
+  output?: string;
+  outputIndex?: number;
+  /** `minmax`: rescale to 0..1 by the output's own min and max; `clamp`: clamp to 0..1; `sigmoid`: logistic, then clamp; `sigmoid_minmax`: logistic, then minmax. */
+  postprocess: 'minmax' | 'clamp' | 'sigmoid' | 'sigmoid_minmax';
 }
 
 /** An ONNX Runtime session held by the addon. Opaque to JS. */

@@ -21,7 +21,7 @@ export function originalPath(name: string, dir: string): string {
 
 /** The checksum of the file as fetched: `source.sha256` for a converted entry, else the entry's own. */
 export function originalSha256(entry: ModelEntry): string {
-  return entry.source.convert ? entry.source.sha256 ?? '' : entry.sha256;
+  return (entry.source.convert ? entry.source.sha256 : entry.sha256) ?? '';
 }
 
 /**

@@ -300,12 +300,15 @@ matte::ModelSpec to_model_spec(const Napi::Object &o) {
   }
   for (double s : spec.std)
     if (s == 0) throw Error("internal", "std must not be 0");
-  spec.output = get_string(o, "output");
+  // The matte output by name, or without one by position (outputIndex, default the first).
+  if (o.Has("output") && o.Get("output").IsString()) spec.output = get_string(o, "output");
+  spec.output_index = int(get_ranged(o, "outputIndex", 0, 1 << 20, 0));
   std::string postprocess = get_string(o, "postprocess");
   if (postprocess == "minmax") spec.postprocess = matte::ModelSpec::Postprocess::MinMax;
   else if (postprocess == "clamp") spec.postprocess = matte::ModelSpec::Postprocess::Clamp;
   else if (postprocess == "sigmoid") spec.postprocess = matte::ModelSpec::Postprocess::Sigmoid;
-  else throw matte::model_error("unknown post-process \"" + postprocess + "\" (one of minmax, clamp, sigmoid)");
+  else if (postprocess == "sigmoid_minmax") spec.postprocess = matte::ModelSpec::Postprocess::SigmoidMinMax;
+  else throw matte::model_error("unknown post-process \"" + postprocess + "\" (one of minmax, clamp, sigmoid, sigmoid_minmax)");
   return spec;
 }
 

@@ -90,7 +90,8 @@ const bool mmap_threshold_fixed = (fix_mmap_threshold(), true);
 
 // The registry's post-processing: model output values -> 0..255, read where ONNX Runtime left them.
 std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Postprocess postprocess) {
-  const bool sigmoid = postprocess == ModelSpec::Postprocess::Sigmoid;
+  const bool sigmoid =
+      postprocess == ModelSpec::Postprocess::Sigmoid || postprocess == ModelSpec::Postprocess::SigmoidMinMax;
   auto value = [&](size_t i) {
     float v = values[i];
     // A NaN (a broken model) counts as background rather than reaching the rounding (undefined).
@@ -99,7 +100,8 @@ std::vector<uint8_t> to_matte(const float *values, size_t count, ModelSpec::Post
     return v;
   };
   float low = 0, high = 1;
-  if (postprocess == ModelSpec::Postprocess::MinMax && count > 0) {
+  if ((postprocess == ModelSpec::Postprocess::MinMax || postprocess == ModelSpec::Postprocess::SigmoidMinMax) &&
+      count > 0) {
     // The first smallest and the last largest, as std::minmax_element picks them.
     float min = value(0), max = min;
     for (size_t i = 1; i < count; i++) {
@@ -161,7 +163,7 @@ static Ort::SessionOptions session_options() {
 }
 
 void Model::open() {
-  const ModelSpec &spec = spec_;
+  ModelSpec &spec = spec_;
   // One session, in the process-wide pool, for every run: a lone job's run uses every thread of
   // the pool, and runs of jobs that share the cores take turns in it (inference_gate.h).
   //
@@ -201,7 +203,14 @@ void Model::open() {
   input_is_half_ = input_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
 
   bool found = false;
-  for (size_t i = 0; i < session_->GetOutputCount(); i++) {
+  const size_t outputs = session_->GetOutputCount();
+  if (spec.output.empty()) {
+    if (spec.output_index < 0 || size_t(spec.output_index) >= outputs)
+      throw model_error("the model has " + std::to_string(outputs) + " outputs, no output " +
+                        std::to_string(spec.output_index));
+    spec.output = session_->GetOutputNameAllocated(spec.output_index, allocator).get();
+  }
+  for (size_t i = 0; i < outputs; i++) {
     if (spec.output != session_->GetOutputNameAllocated(i, allocator).get()) continue;
     found = true;
     Ort::TypeInfo output_info = session_->GetOutputTypeInfo(i);

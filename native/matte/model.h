@@ -25,9 +25,12 @@ struct ModelSpec {
   std::array<double, 3> mean{};
   std::array<double, 3> std{1, 1, 1};
   std::string output;   // the output holding the matte (the others are never computed into JS)
-  // How the output becomes 0..1: rescaled by its own min and max; clamped; or the logistic
-  // function of logits (BiRefNet-style models), then clamped.
-  enum class Postprocess { MinMax, Clamp, Sigmoid } postprocess = Postprocess::MinMax;
+  // Without a name, the output at this position (rembg's sessions read the first); open() then
+  // sets `output` to its name.
+  int output_index = 0;
+  // How the output becomes 0..1: rescaled by its own min and max; clamped; the logistic function
+  // of logits, then clamped; or the logistic function and then min-max (rembg's BiRefNet session).
+  enum class Postprocess { MinMax, Clamp, Sigmoid, SigmoidMinMax } postprocess = Postprocess::MinMax;
 };
 
 class Model {

@@ -67,7 +67,7 @@ test('a file whose input or output does not fit its entry: model_error naming th
 
 test('an entry with an unknown post-process is refused at load, naming the entry', async () => {
   const { entry, path } = await custom('softmax.onnx', 'softmax');
-  await modelError(loadModel('softmaxed', { entry, path }), /model entry "softmaxed": unknown output.postprocess "softmax" \(one of minmax, clamp, sigmoid\)/);
+  await modelError(loadModel('softmaxed', { entry, path }), /model entry "softmaxed": unknown output.postprocess "softmax" \(one of minmax, clamp, sigmoid, sigmoid_minmax\)/);
   assert.not.ok(loadedModelNames().includes('softmaxed'));
 });
 

@@ -320,3 +320,14 @@ $('job').addEventListener('submit', run);
 addOperation('resize');
 showEndpoint();
 showSource();
+
+// The models a request may name are the ones the server loaded: /readyz lists them, the default first.
+fetch(new URL('readyz', document.baseURI))
+  .then((r) => r.json())
+  .then((body) => {
+    if (!Array.isArray(body.models) || !body.models.length) return;
+    $('models').replaceChildren(...body.models.map((name) => new Option(name, name)));
+    $('model').placeholder = body.models[0];
+    $('model').title = `loaded by this server: ${body.models.join(', ')}`;
+  })
+  .catch(() => {});
