@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import multer from 'multer';
 import { HttpError } from './errors.js';
 import { classifyAddress } from './address-guard.js';
-import { overloaded } from './middleware.js';
+import { overloaded } from './jobs.js';
 import { UploadStorage } from './upload-storage.js';
 
 export { classifyAddress, isAllowedAddress, type AddressVerdict } from './address-guard.js';

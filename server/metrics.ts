@@ -20,7 +20,7 @@ import type { Context, Next } from 'koa';
 import type { AuthFailures } from './auth-failures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HttpError } from './errors.js';
-import type { JobLimiter } from './middleware.js';
+import type { JobLimiter } from './jobs.js';
 import type { ResultStore } from './store/index.js';
 
 interface LabelSet {

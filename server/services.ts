@@ -3,8 +3,7 @@
 import type { Logger } from 'pino';
 import { loadModel, modelRegistry, MatteError, type Limits } from '../lib/index.js';
 import type { Config } from './config.js';
-import type { RunningJobs } from './jobs.js';
-import type { JobLimiter } from './middleware.js';
+import type { JobLimiter, RunningJobs } from './jobs.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input.js';

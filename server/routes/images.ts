@@ -1,12 +1,16 @@
 // What both image endpoints share: the optional form fields, the input (upload or URL), running
-// the job in the limiter, and answering in `raw` or `url` mode.
+// the job (runJob, from server/jobs.ts), and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
-import { MatteError, OUTPUT_MODES, parseEnumField, type JobControl, type OutputMode, type Result } from '../../lib/index.js';
+import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result } from '../../lib/index.js';
 import { handOver } from '../../lib/handover.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
 import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
+import { clientLeft } from '../jobs.js';
 import type { Services } from '../services.js';
+
+/** Routes run their jobs through runJob (server/jobs.ts: admission, queue, budget, cancellation). */
+export { runJob } from '../jobs.js';
 
 export async function readImageForm(ctx: Context, services: Services, allowed: readonly string[]): Promise<Form> {
   return readForm(ctx, { allowed, maxInputBytes: services.config.maxInputBytes, timeoutMs: services.config.requestTimeoutMs });
@@ -39,39 +43,6 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   }
 }
 
-/** Whether the client's connection is already gone (its 'close' may have fired before we listened). */
-function left(ctx: Context): boolean {
-  return !ctx.req.socket || ctx.req.socket.destroyed;
-}
-
-/**
- * Runs an image job within the limiter (at most MATTE_CONCURRENCY at once, a bounded queue), with
- * the job's time budget (MATTE_JOB_TIMEOUT_SECONDS) and a signal that stops it, queued or running,
- * when the client goes away or the shutdown timeout is reached (server/jobs.ts). A client that left
- * while its URL was fetched or the model loaded gets no job: it never queues.
- */
-export async function runJob(ctx: Context, services: Services, job: (control: JobControl) => Promise<Result>): Promise<Result> {
-  if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the job started');
-  const { signal, done } = services.jobs.open(ctx);
-  try {
-    return await services.limiter.run(async () => {
-      const started = process.hrtime.bigint();
-      try {
-        return await job({ timeout: services.config.jobTimeoutMs / 1000, signal });
-      } finally {
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9; // in its slot: queueing excluded
-        services.metrics.jobDone(ctx.path, seconds, ctx.state.model as string | undefined);
-      }
-    }, signal);
-  } catch (err) {
-    // Stopped by its signal: the request ends as the abort's reason says (client_closed, shutting_down).
-    if (err instanceof MatteError && err.code === 'aborted' && signal.reason instanceof HttpError) throw signal.reason;
-    throw err;
-  } finally {
-    done();
-  }
-}
-
 export async function sendResult(ctx: Context, services: Services, result: Result, output: OutputMode): Promise<void> {
   if (output === 'raw') {
     ctx.status = 200;
@@ -84,7 +55,7 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     ctx.body = result.data;
     return;
   }
-  if (left(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the result was stored');
+  if (clientLeft(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the result was stored');
   const { store, metrics } = services;
   let stored, presigned;
   try {

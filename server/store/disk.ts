@@ -20,13 +20,10 @@ import { lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/p
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { storeError, StoreSetupError } from './errors.js';
-import type { ResultStore, StoredResult } from './index.js';
+import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
 import { Sweeper } from './sweeper.js';
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
-const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
-const NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
 const OLD_NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.(\d{1,16})\.([a-z0-9]{1,8})$/;
 const TEMP_PREFIX = '.tmp-';
 const TEMP_PATTERN = /^\.tmp-(\d{1,16})-/;
@@ -36,10 +33,6 @@ const DEFAULT_TEMP_GRACE_MS = 15 * 60_000;
 const PROBE_BYTES = 4096;
 /** How long a probe's answer is reused, so that /readyz traffic cannot turn into fsync traffic. */
 const PROBE_CACHE_MS = 1000;
-
-export function newResultId(): string {
-  return randomBytes(18).toString('base64url');
-}
 
 export interface DiskStoreOptions {
   dir: string;
@@ -70,7 +63,7 @@ export class DiskResultStore implements ResultStore {
     this.tempGraceMs = options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
     this.now = options.now ?? Date.now;
     this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
-    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000), options.onError ?? (() => {}));
+    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? defaultSweepIntervalMs(this.ttlMs), options.onError ?? (() => {}));
   }
 
   async open(): Promise<void> {
@@ -148,7 +141,7 @@ export class DiskResultStore implements ResultStore {
         await this.migrate(path, old[1]!, Number(old[2]), old[3]!);
         continue; // counted by the next sweep
       }
-      if (!NAME_PATTERN.test(name)) continue; // not ours: left alone
+      if (!RESULT_NAME_PATTERN.test(name)) continue; // not ours: left alone
       let info;
       try {
         info = await stat(path);
@@ -255,20 +248,4 @@ async function syncDir(dir: string): Promise<void> {
   } catch {
     // Some file systems cannot fsync a directory; the rename itself is still atomic.
   }
-}
-
-export function etagOf(id: string): string {
-  return `"${id}"`;
-}
-
-const EXT_MEDIA_TYPES: Record<string, string> = {
-  png: 'image/png',
-  webp: 'image/webp',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  avif: 'image/avif',
-};
-
-export function mediaTypeOfExt(ext: string): string {
-  return EXT_MEDIA_TYPES[ext] ?? 'application/octet-stream';
 }

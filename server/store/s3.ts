@@ -25,19 +25,15 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type * as S3 from '@aws-sdk/client-s3';
 import { MAX_RESULT_TTL_SECONDS } from '../config.js';
-import { etagOf, mediaTypeOfExt, newResultId } from './disk.js';
 import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
-import type { ResultStore, StoredResult } from './index.js';
+import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
 import { Sweeper } from './sweeper.js';
 import type { S3Settings } from '../config-scale.js';
 
 export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
-const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
-const RESULT_KEY = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
 const PROBE_PREFIX = '.matte-probe-';
 const PROBE_CACHE_MS = 2000;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -91,7 +87,7 @@ export class S3ResultStore implements ResultStore {
     this.ttlMs = options.ttlSeconds * 1000;
     this.now = options.now ?? Date.now;
     this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
-    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? Math.min(this.ttlMs, 60_000), options.onError ?? (() => {}));
+    this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? defaultSweepIntervalMs(this.ttlMs), options.onError ?? (() => {}));
     this.probeKey = `${options.prefix}${PROBE_PREFIX}${randomBytes(9).toString('base64url')}`;
   }
 
@@ -234,7 +230,7 @@ export class S3ResultStore implements ResultStore {
           if (age > 3_600_000 && (await this.head(object.Key!))?.Metadata?.[MARKER_META] === MARKER) await this.delete(object.Key!);
           continue;
         }
-        if (!RESULT_KEY.test(name)) continue; // not a result's name: left alone
+        if (!RESULT_NAME_PATTERN.test(name)) continue; // not a result's name: left alone
         let expired = false;
         if (age >= this.ttlMs - CLOCK_SKEW_MS) {
           const head = await this.head(object.Key!);

@@ -3,7 +3,7 @@
 // free meanwhile; the server recovers. Also the JobLimiter itself.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { JobLimiter } from '../../server/middleware.js';
+import { JobLimiter } from '../../server/jobs.js';
 import { gradient } from '../helpers/images.js';
 import { bodyOf, get, post, rawRequest, sleep, startTestServer, statusOf, TEST_KEY, waitForJobs, type TestServer } from '../helpers/server.js';
 

@@ -1,0 +1,74 @@
+// What every result store shares: the interface the server talks to, result ids and names, the
+// media type of an extension, the ETag, and the sweeper's default interval. The stores import it,
+// never each other (index.ts picks one).
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+
+export interface StoredResult {
+  id: string;
+  /** File extension of the download URL (the output format's name, e.g. png, jpeg). */
+  ext: string;
+  mediaType: string;
+  size: number;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  /** A strong validator; results never change, so the id makes one. */
+  etag: string;
+}
+
+export interface ResultStore {
+  /** `disk` or `s3` (a metrics label). */
+  readonly kind: string;
+  /** Prepares the store (creates and checks it, starts the sweeper); throws StoreSetupError on a setup problem. */
+  open(): Promise<void>;
+  /**
+   * Stores the bytes atomically under a new unguessable id; resolves once they are durable.
+   * Throws an HttpError from ./errors.ts (507 insufficient_storage or 503 store_unavailable).
+   */
+  put(data: Buffer, meta: { ext: string; mediaType: string }): Promise<StoredResult>;
+  /** The result, or undefined when unknown, of another extension, or expired (even if not yet deleted). */
+  get(id: string, ext: string): Promise<StoredResult | undefined>;
+  /** The bytes of a result, whole or the inclusive range [start, end]; undefined when it is gone. */
+  read(result: StoredResult, range?: { start: number; end: number }): Promise<Readable | undefined>;
+  /** Deletes expired results (and abandoned temporary files); returns how many results. */
+  sweep(): Promise<number>;
+  /** Whether a result can be written now (for /readyz): real bytes are written. */
+  writable(): Promise<boolean>;
+  /** The URL a client should download from instead of matte's own (a presigned URL), if any. */
+  publicUrl?(result: StoredResult): Promise<string | undefined>;
+  /** The unexpired results of every process and their bytes, as the last sweep counted them. */
+  usage(): { results: number; bytes: number } | undefined;
+  /** Stops the sweeper. */
+  close(): Promise<void>;
+}
+
+/** A result id: 144 random bits in base64url (24 characters, never a '.'). */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;
+export const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
+/** A result's name in a store: `<id>.<ext>`. */
+export const RESULT_NAME_PATTERN = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
+
+export function newResultId(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+export function etagOf(id: string): string {
+  return `"${id}"`;
+}
+
+const EXT_MEDIA_TYPES: Record<string, string> = {
+  png: 'image/png',
+  webp: 'image/webp',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  avif: 'image/avif',
+};
+
+export function mediaTypeOfExt(ext: string): string {
+  return EXT_MEDIA_TYPES[ext] ?? 'application/octet-stream';
+}
+
+/** How often a store's sweeper runs unless told: every TTL, at least once a minute. */
+export function defaultSweepIntervalMs(ttlMs: number): number {
+  return Math.min(ttlMs, 60_000);
+}
