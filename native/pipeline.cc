@@ -317,8 +317,9 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     budget.watch(frames);
     // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).
     std::optional<VImage> reduced;
+    // Not with a matte handed in: the model will not run.
     if (model && !plan.steps.empty() && plan.steps.front().op == Op::RemoveBackground && frames.count() == 1 &&
-        !frames.has_alpha())
+        !frames.has_alpha() && !(plan.steps.front().matte && plan.steps.front().matte->given))
       reduced = reduced_for_model(data, size, options, model->spec().input_width, model->spec().input_height);
     for (const Step &step : plan.steps) {
       budget.check();
