@@ -117,8 +117,9 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
   const buffer = await toBuffer(input);
   const index = steps.findIndex((s) => s.op === 'removeBackground');
   const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
-  // An animation's matte is one per frame: only a job that keeps one frame uses the cache.
-  const cache = model && !(anim && (format === 'gif' || format === 'webp')) ? matteCache : undefined;
+  // The addon hands a matte over only where the step runs on one frame (a still image, or an
+  // animation's first frame alone): that frame is the same whatever the output, so not in the key.
+  const cache = model ? matteCache : undefined;
   const lookup = cache ? await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels) : undefined;
   const plan: NativePlan = {
     steps,
@@ -131,7 +132,8 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
   };
   const { matte, matteGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
   if (cache && lookup) {
-    if (lookup.given) reportMatte(cache, matteGiven ? 'hit' : 'bad');
+    // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
+    if (lookup.given) reportMatte(cache, matteGiven ? 'hit' : matte ? 'bad' : 'miss');
     if (matte) storeMatte(cache, lookup.key, matte);
   }
   return { ...out, format, mediaType: MEDIA_TYPES[format] };

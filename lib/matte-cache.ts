@@ -54,8 +54,9 @@ function addonFingerprint(): string {
 
 /**
  * The key of the matte of `steps[index]` (a removeBackground) on `input`: the input's bytes, the
- * steps before it (normalised, defaults filled in), the frame (the first: animations are not
- * cached), the model and its file's sha256, the refinement settings and matte's build.
+ * steps before it (normalised, defaults filled in), the frame (the first: the addon hands over no
+ * matte of a job on several frames), the model and its file's sha256, the refinement settings and
+ * matte's build.
  */
 export function matteKey(input: Uint8Array, steps: readonly Step[], index: number, model: LoadedModel): string {
   const step = steps[index] as Extract<Step, { op: 'removeBackground' }>;

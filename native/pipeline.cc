@@ -245,6 +245,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       if (frames.count() > plan.limits.max_matte_frames)
         throw image_too_large("removeBackground on " + std::to_string(frames.count()) +
                               " frames is more than the limit of " + std::to_string(plan.limits.max_matte_frames));
+      if (step.matte) step.matte->frames = frames.count();
       // The step reads its input up to three times (the alpha check, the model's input, the image
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then

@@ -74,7 +74,7 @@ static VImage colour_of(const VImage &image) {
 // A matte handed in (plan.h's MatteHandover) of the image's size, used instead of the model's.
 static std::optional<VImage> given_matte(const VImage &rgb, const Step &step) {
   MatteHandover *handover = step.matte;
-  if (!handover || ++handover->runs > 1 || !handover->given) return std::nullopt;
+  if (!handover || handover->frames != 1 || !handover->given) return std::nullopt;
   if (handover->given_width != rgb.width() || handover->given_height != rgb.height()) return std::nullopt;
   handover->used_given = true;
   return VImage::new_from_memory(const_cast<uint8_t *>(handover->given), size_t(rgb.width()) * rgb.height(),
@@ -85,7 +85,7 @@ static std::optional<VImage> given_matte(const VImage &rgb, const Step &step) {
 static VImage hand_back(VImage alpha, const Step &step) {
   MatteHandover *handover = step.matte;
   if (!handover || !handover->want) return alpha;
-  if (handover->runs > 1 || alpha.bands() != 1 || alpha.format() != VIPS_FORMAT_UCHAR) {
+  if (handover->frames != 1 || alpha.bands() != 1 || alpha.format() != VIPS_FORMAT_UCHAR) {
     handover->computed = VImage();
     return alpha;
   }

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit, loadModel, removeBackground, type MatteCache, type MatteCacheOutcome } from '../../lib/index.js';
 import { fixture } from '../helpers/fixtures.js';
-import { decode } from '../helpers/images.js';
+import { decode, makeGif } from '../helpers/images.js';
 import { sleep } from '../helpers/server.js';
 
 let photo: Buffer;
@@ -48,6 +48,8 @@ test('a second job on the same image uses the cached matte: the same pixels as c
   const again = await removeBackground(photo, { format: 'png', matteCache: cache });
   assert.equal(cache.outcomes.at(-1), 'hit');
   assert.ok(again.data.equals(first.data));
+  await removeBackground(photo, { format: 'webp', matteCache: cache });
+  assert.equal(cache.outcomes.at(-1), 'hit', 'another format');
 });
 
 test('what the key holds: other steps before, refine, the input bytes make other entries; steps after do not', async () => {
@@ -104,14 +106,23 @@ test('a corrupt, truncated or foreign entry, or a failing cache, is recomputed, 
   assert.ok((await removeBackground(photo, { matteCache: failing })).data.equals(good.data), 'failing cache');
 });
 
-test('animations keep one matte a frame: not cached', async () => {
+test('an animation keeps one matte a frame: nothing handed over; its first frame alone is cached', async () => {
   const cache = new MapCache();
-  const frames = await edit(photo, [{ resize: { width: 64 } }], { format: 'gif' });
-  await edit(frames.data, [{ removeBackground: true }], { format: 'gif', matteCache: cache });
-  assert.equal(cache.outcomes, []);
-  const still = await edit(frames.data, [{ removeBackground: true }], { format: 'png', matteCache: cache });
+  const gif = makeGif(64, 48, [[200, 30, 30], [30, 200, 30], [30, 30, 200]]);
+  const all = await edit(gif, [{ removeBackground: true }], { format: 'gif', matteCache: cache });
+  assert.is(all.frames, 3);
+  assert.equal(cache.outcomes, ['miss']);
+  const still = await edit(gif, [{ removeBackground: true }], { format: 'png', matteCache: cache });
+  await cache.settled(1);
   assert.is((await decode(still.data)).width, 64);
-  assert.equal(cache.outcomes[0], 'miss');
+  assert.equal(cache.outcomes, ['miss', 'miss', 'stored']);
+  const again = await edit(gif, [{ removeBackground: true }], { format: 'gif', matteCache: cache });
+  assert.is(again.frames, 3);
+  assert.ok(again.data.equals(all.data), 'the frames computed, not the first frame\'s matte');
+  assert.equal(cache.outcomes.at(-1), 'miss');
+  // A still output of any format shares the first frame's matte.
+  await edit(gif, [{ removeBackground: true }], { format: 'webp', anim: false, matteCache: cache });
+  assert.equal(cache.outcomes.at(-1), 'hit');
 });
 
 test.run();
