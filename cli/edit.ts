@@ -21,7 +21,7 @@ interface EditFlags {
 }
 
 /** The operation list from --op values (each one operation, or an array of them) or an --ops file. */
-async function operationList(flags: EditFlags, input: string): Promise<unknown[]> {
+export async function operationList(flags: Pick<EditFlags, 'op' | 'ops'>, input: string): Promise<unknown[]> {
   if (flags.ops !== undefined && flags.op.length) throw new CliError('give the operations with --op or with --ops, not both', 'invalid_option', 'ops');
   if (flags.ops !== undefined) {
     if (flags.ops === STDIO && input === STDIO) throw new CliError('standard input cannot hold both the image and --ops: give one of them as a file', 'invalid_option', 'ops');

@@ -8,6 +8,7 @@ import { editCommand } from './edit.js';
 import { modelsCommand } from './models.js';
 import { removeBackgroundCommand } from './remove-background.js';
 import { serveCommand } from './serve.js';
+import { signCommand } from './sign.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   removeBackgroundCommand(program);
   serveCommand(program);
   modelsCommand(program);
+  signCommand(program);
   return program;
 }
 

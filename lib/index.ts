@@ -24,6 +24,7 @@ import { resolveLimits, type Limits } from './limits.js';
 import { withCores } from './threads.js';
 import { isHandedOver } from './handover.js';
 import { MATTE_VERSION } from './version.js';
+import { lookUpMatte, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
@@ -32,6 +33,8 @@ export { COST_CLASSES, type CostClass } from './model-cost.js';
 export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
 export { MATTE_VERSION } from './version.js';
 export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
+export { signUrl, type SignedOptions, type SignUrlSettings } from './signed-url.js';
+export { type MatteCache, type MatteCacheOutcome } from './matte-cache.js';
 
 /** An encoded image in memory, or the path of an image file. */
 export type Input = Buffer | Uint8Array | string;
@@ -46,6 +49,8 @@ export interface EditOptions extends JobControl {
   /** Keep every frame of an animated gif/webp input (default true) when the format can animate. */
   anim?: boolean;
   limits?: Partial<Limits>;
+  /** Where a removeBackground operation's matte is kept and found again (see MatteCache); none by default. */
+  matteCache?: MatteCache;
 }
 
 export interface RemoveBackgroundOptions extends JobControl {
@@ -61,6 +66,8 @@ export interface RemoveBackgroundOptions extends JobControl {
   /** Test-time augmentation: average the mattes of the image and of its mirror (default false; about twice the inference time). */
   tta?: boolean;
   limits?: Partial<Limits>;
+  /** Where the matte is kept and found again: a second call for the same image skips the model (see MatteCache). */
+  matteCache?: MatteCache;
 }
 
 export interface Result {
@@ -106,14 +113,18 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
   return result.data as T;
 }
 
-async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl): Promise<Result> {
+async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl, matteCache?: MatteCache): Promise<Result> {
   const given = jobTimeoutMs(control);
   const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input);
-  const matting = steps.find((s) => s.op === 'removeBackground');
-  const model = matting ? await modelFor(matting.model) : undefined;
+  const index = steps.findIndex((s) => s.op === 'removeBackground');
+  const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
   // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
   const timeoutMs = scaledTimeoutMs(given, model);
+  // The addon hands a matte over only where the step runs on one frame (a still image, or an
+  // animation's first frame alone): that frame is the same whatever the output, so not in the key.
+  const cache = model ? matteCache : undefined;
+  const lookup = cache ? await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels) : undefined;
   const plan: NativePlan = {
     steps,
     format,
@@ -121,8 +132,14 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
     anim,
     ...resolved,
     timeoutMs,
+    ...(lookup ? { matte: lookup.given, handBackMatte: true } : {}),
   };
-  const out = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
+  const { matte, matteGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
+  if (cache && lookup) {
+    // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
+    if (lookup.given) reportMatte(cache, matteGiven ? 'hit' : matte ? 'bad' : 'miss');
+    if (matte) storeMatte(cache, lookup.key, matte);
+  }
   return { ...out, format, mediaType: MEDIA_TYPES[format] };
 }
 
@@ -132,15 +149,15 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
 export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, ...rest } = options;
+  const { limits, timeout, signal, matteCache, ...rest } = options;
   const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
   const steps = parseOperations(operations);
-  return editSteps(input, steps, { ...opts, limits, timeout, signal });
+  return editSteps(input, steps, { ...opts, limits, timeout, signal, matteCache });
 }
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
 export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
-  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits, options);
+  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits, options, options.matteCache);
 }
 
 /**
@@ -148,7 +165,7 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, ...rest } = options;
+  const { limits, timeout, signal, matteCache, ...rest } = options;
   const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
     removeBackgroundOptionsSchema,
     rest,
@@ -156,7 +173,7 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
   const { refine, tta, model } = opts;
   const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }];
   if (opts.trim) steps.push({ op: 'trimTransparent' });
-  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal });
+  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal }, matteCache);
 }
 
 /** Versions of matte and of the native libraries it runs on. */

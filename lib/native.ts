@@ -15,6 +15,10 @@ export interface NativePlan {
   maxMatteFrames: number;
   /** The job's time budget in milliseconds, counted from when it starts running; 0: none. */
   timeoutMs?: number;
+  /** removeBackground's matte computed before (lib/matte-cache.ts): used instead of the model when its size is the image's. */
+  matte?: { data: Buffer; width: number; height: number };
+  /** Hand the matte removeBackground computed back in the result (`matte`). */
+  handBackMatte?: boolean;
 }
 
 /** A job handle from createJob(): lets JS cancel the job it is passed to. Opaque to JS. */
@@ -28,6 +32,10 @@ export interface NativeResult {
   /** Height of one frame. */
   height: number;
   frames: number;
+  /** With handBackMatte: the matte removeBackground computed (not when it used a given one, or did not run). */
+  matte?: { data: Buffer; width: number; height: number };
+  /** Whether the given matte was used. */
+  matteGiven?: boolean;
 }
 
 export interface NativeModelSpec {

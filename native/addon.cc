@@ -191,9 +191,11 @@ using BudgetPtr = std::shared_ptr<matte::Budget>;
 
 class RunWorker : public Worker {
  public:
-  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, matte::Plan plan, ModelPtr model, BudgetPtr budget)
+  RunWorker(Napi::Env env, Napi::Buffer<uint8_t> input, const Napi::Object &plan, ModelPtr model, BudgetPtr budget)
       : Worker(env), input_(Napi::Persistent(input)), data_(input.Data()), size_(input.Length()),
-        plan_(std::move(plan)), model_(std::move(model)), budget_(std::move(budget)) {}
+        plan_(to_plan(plan)), model_(std::move(model)), budget_(std::move(budget)) {
+    take_matte(plan);
+  }
 
  protected:
   void Work() override {
@@ -216,6 +218,18 @@ class RunWorker : public Worker {
     result.Set("width", out_.width);
     result.Set("height", out_.height);
     result.Set("frames", out_.frames);
+    if (matte_.used_given) result.Set("matteGiven", true);
+    if (matte_.computed.get_image()) {
+      // The matte goes to JS without a copy too: the Buffer holds a reference to its image.
+      auto *image = new vips::VImage(matte_.computed);
+      auto *pixels = static_cast<uint8_t *>(const_cast<void *>(image->data()));
+      Napi::Object matte = Napi::Object::New(env);
+      matte.Set("data", Napi::Buffer<uint8_t>::New(env, pixels, size_t(image->width()) * image->height(),
+                                                   [](Napi::Env, uint8_t *, vips::VImage *kept) { delete kept; }, image));
+      matte.Set("width", image->width());
+      matte.Set("height", image->height());
+      result.Set("matte", matte);
+    }
     return result;
   }
 
@@ -224,7 +238,30 @@ class RunWorker : public Worker {
   }
 
  private:
+  // plan.matte (a matte computed before) and plan.handBackMatte: lib/matte-cache.ts.
+  void take_matte(const Napi::Object &plan) {
+    matte_.want = plan.Get("handBackMatte").ToBoolean();
+    Napi::Value given = plan.Get("matte");
+    if (given.IsObject()) {
+      Napi::Object o = given.As<Napi::Object>();
+      if (!o.Get("data").IsBuffer()) throw Error("internal", "plan: matte.data must be a Buffer");
+      Napi::Buffer<uint8_t> data = o.Get("data").As<Napi::Buffer<uint8_t>>();
+      int width = int(get_ranged(o, "width", 1, VIPS_MAX_COORD, 0));
+      int height = int(get_ranged(o, "height", 1, VIPS_MAX_COORD, 0));
+      if (data.Length() != size_t(width) * size_t(height)) throw Error("internal", "plan: matte.data must hold width x height bytes");
+      given_ = Napi::Persistent(data);
+      matte_.given = data.Data();
+      matte_.given_width = width;
+      matte_.given_height = height;
+    }
+    if (!matte_.want && !matte_.given) return;
+    for (matte::Step &step : plan_.steps)
+      if (step.op == matte::Op::RemoveBackground) step.matte = &matte_;
+  }
+
   Napi::Reference<Napi::Buffer<uint8_t>> input_;  // keeps the input alive for the job
+  Napi::Reference<Napi::Buffer<uint8_t>> given_;  // keeps a given matte alive for the job
+  matte::MatteHandover matte_;
   const uint8_t *data_;
   size_t size_;
   matte::Plan plan_;
@@ -262,7 +299,7 @@ Napi::Value Run(const Napi::CallbackInfo &info) {
   return start(info.Env(), [&]() {
     if (!info[0].IsBuffer()) throw Error("internal", "input must be a Buffer");
     if (!info[1].IsObject()) throw Error("internal", "plan must be an object");
-    return new RunWorker(info.Env(), info[0].As<Napi::Buffer<uint8_t>>(), to_plan(info[1].As<Napi::Object>()),
+    return new RunWorker(info.Env(), info[0].As<Napi::Buffer<uint8_t>>(), info[1].As<Napi::Object>(),
                          model_from(info[2]), budget_from(info[3]));
   });
 }

@@ -245,6 +245,7 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       if (frames.count() > plan.limits.max_matte_frames)
         throw image_too_large("removeBackground on " + std::to_string(frames.count()) +
                               " frames is more than the limit of " + std::to_string(plan.limits.max_matte_frames));
+      if (step.matte) step.matte->frames = frames.count();
       // The step reads its input up to three times (the alpha check, the model's input, the image
       // it joins the matte to); lazily, each read would compute the steps before it again, and the
       // downscale to the model's size through a blur recomputes it tile by tile (blur 20 then
@@ -327,8 +328,9 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     budget.watch(frames);
     // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).
     std::optional<VImage> reduced;
+    // Not with a matte handed in: the model will not run.
     if (model && !plan.steps.empty() && plan.steps.front().op == Op::RemoveBackground && frames.count() == 1 &&
-        !frames.has_alpha())
+        !frames.has_alpha() && !(plan.steps.front().matte && plan.steps.front().matte->given))
       reduced = reduced_for_model(data, size, options, model->spec().input_width, model->spec().input_height);
     for (const Step &step : plan.steps) {
       budget.check();

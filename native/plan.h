@@ -7,9 +7,24 @@
 #include <string>
 #include <vector>
 
+#include <vips/vips8>
+
 namespace matte {
 
 enum class Fit { Contain, Cover, ScaleDown, Crop };
+
+// removeBackground's matte (one 8-bit band, the size of the image at that step) handed in, computed
+// before and kept by the caller (lib/matte-cache.ts), or handed back once computed. Owned by the
+// job's worker (addon.cc), which keeps `given`'s buffer alive for the whole job.
+struct MatteHandover {
+  const uint8_t *given = nullptr;  // used instead of the model and the refinement when its size matches
+  int given_width = 0;
+  int given_height = 0;
+  bool want = false;               // hand the computed matte back in `computed`
+  vips::VImage computed;           // in memory, when `want` and the matte was computed here
+  bool used_given = false;
+  int frames = 1;                  // the frames the step runs on (pipeline.cc): a matte a frame is not handed over
+};
 
 enum class Op {
   Resize,
@@ -45,6 +60,7 @@ struct Step {
   // removeBackground: refine and clean the matte (default); average with the mirror's matte
   bool refine = true;
   bool tta = false;
+  MatteHandover *matte = nullptr;  // none: the matte is computed and not handed back
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };

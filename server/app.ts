@@ -25,8 +25,10 @@ import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
 import { resultsRoute } from './routes/results.js';
+import { signedRoute } from './routes/signed.js';
 import { ModelState, type Services } from './services.js';
 import { createStore, type ResultStore } from './store/index.js';
+import { createMatteCache } from './matte-cache.js';
 import { webRoutes } from './web/routes.js';
 
 export interface AppOptions {
@@ -93,6 +95,7 @@ export function createApp(options: AppOptions): MatteApp {
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,
   };
+  services.matteCache = createMatteCache(config, store, services.metrics, logger);
 
   const app = new Koa({ proxy: false });
   // A client that goes away while a streamed body (a stored result) is being sent makes Koa's
@@ -107,6 +110,7 @@ export function createApp(options: AppOptions): MatteApp {
   const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys, authFailures), shedLoad(services.limiter)];
   editRoute(router, services, imageGuards);
   removeBackgroundRoute(router, services, imageGuards);
+  signedRoute(router, services, [shedLoad(services.limiter)]); // no API key: the signature is the capability
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
@@ -257,6 +261,7 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
       });
       await metrics?.close();
       await services.store.close();
+      services.matteCache?.close();
     })();
     return closing;
   };

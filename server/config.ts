@@ -11,13 +11,14 @@ import type { ModelEntry } from '../lib/models.js';
 import { MODEL_NAME } from '../lib/schema.js';
 import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
+import { CDN_VARIABLES, loadCdnConfig, type CdnConfig } from './config-cdn.js';
 
 export { ConfigError, type Env } from './config-env.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
 
-export interface Config extends ScaleConfig {
+export interface Config extends ScaleConfig, CdnConfig {
   port: number;
   host: string;
   /** Absolute base of result URLs, no trailing slash. */
@@ -97,6 +98,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_LOG_LEVEL',
   'UV_THREADPOOL_SIZE',
   ...SCALE_VARIABLES,
+  ...CDN_VARIABLES,
 ] as const;
 
 function splitKeys(text: string): string[] {
@@ -251,6 +253,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     modelsDir,
     logLevel,
     ...loadScaleConfig(env),
+    ...loadCdnConfig(env),
   };
 }
 

@@ -13,6 +13,8 @@
 //   matte_results_in_store, matte_results_in_store_bytes   held now by the store (all processes; last sweep)
 //   matte_result_store_failures_total{store,code}         507 insufficient_storage / 503 store_unavailable
 //   matte_url_fetches_total{outcome}                      input URL fetches: ok or the error code
+//   matte_signed_requests_total{outcome}                  signed GET URLs: 200, 304, 403 or error (another 4xx/5xx)
+//   matte_matte_cache_total{outcome}                      the matte cache: hit, miss, stored, dropped, bad (a corrupt entry)
 //   nodejs_* and process_* (prom-client's default metrics: event-loop lag, heap, GC, CPU, RSS, fds)
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
@@ -47,6 +49,8 @@ export class Metrics {
   private readonly storedBytes = new Counter({ name: 'matte_results_stored_bytes_total', help: 'Bytes of the results stored', labelNames: ['store'], registers: [this.registry] });
   private readonly storeFailures = new Counter({ name: 'matte_result_store_failures_total', help: 'Results that could not be stored, by error code', labelNames: ['store', 'code'], registers: [this.registry] });
   private readonly urlFetches = new Counter({ name: 'matte_url_fetches_total', help: 'Input URL fetches by outcome (ok or the error code)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly signedRequests = new Counter({ name: 'matte_signed_requests_total', help: 'Signed GET URLs by outcome: 200, 304, 403, or error (any other answer)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly matteCache = new Counter({ name: 'matte_matte_cache_total', help: 'Matte cache lookups and writes by outcome: hit, miss, stored, dropped (not written), bad (an entry that could not be read, recomputed)', labelNames: ['outcome'], registers: [this.registry] });
 
   constructor(limiter: JobLimiter, store: ResultStore) {
     collectDefaultMetrics({ register: this.registry });
@@ -107,6 +111,14 @@ export class Metrics {
 
   urlFetched(outcome: string): void {
     this.urlFetches.inc({ outcome });
+  }
+
+  signedRequest(outcome: '200' | '304' | '403' | 'error'): void {
+    this.signedRequests.inc({ outcome });
+  }
+
+  matteCacheEvent(outcome: 'hit' | 'miss' | 'stored' | 'dropped' | 'bad'): void {
+    this.matteCache.inc({ outcome });
   }
 }
 

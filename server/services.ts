@@ -7,6 +7,7 @@ import type { JobLimiter, RunningJobs } from './jobs.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input.js';
+import type { ServerMatteCache } from './matte-cache.js';
 
 export interface Services {
   config: Config;
@@ -19,6 +20,8 @@ export interface Services {
   metrics: Metrics;
   fetch: FetchOptions;
   limits: Limits;
+  /** The matte computed once (MATTE_MATTE_CACHE_*); undefined when off. */
+  matteCache?: ServerMatteCache;
   /** Set once SIGTERM (or close()) started the shutdown. */
   shuttingDown: boolean;
 }

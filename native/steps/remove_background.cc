@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 using vips::VImage;
 
@@ -70,6 +71,33 @@ static VImage colour_of(const VImage &image) {
   return rgb;
 }
 
+// A matte handed in (plan.h's MatteHandover) of the image's size, used instead of the model's.
+static std::optional<VImage> given_matte(const VImage &rgb, const Step &step) {
+  MatteHandover *handover = step.matte;
+  if (!handover || handover->frames != 1 || !handover->given) return std::nullopt;
+  if (handover->given_width != rgb.width() || handover->given_height != rgb.height()) return std::nullopt;
+  handover->used_given = true;
+  return VImage::new_from_memory(const_cast<uint8_t *>(handover->given), size_t(rgb.width()) * rgb.height(),
+                                 rgb.width(), rgb.height(), 1, VIPS_FORMAT_UCHAR);
+}
+
+// The matte this step computed, handed back in memory when asked for (one frame only).
+static VImage hand_back(VImage alpha, const Step &step) {
+  MatteHandover *handover = step.matte;
+  if (!handover || !handover->want) return alpha;
+  if (handover->frames != 1 || alpha.bands() != 1 || alpha.format() != VIPS_FORMAT_UCHAR) {
+    handover->computed = VImage();
+    return alpha;
+  }
+  alpha = alpha.copy_memory();  // a reference when it already is (the refined matte)
+  handover->computed = alpha;
+  return alpha;
+}
+
+static VImage with_alpha(const VImage &rgb, const VImage &alpha) {
+  return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+}
+
 // The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.
 static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
                       const Step &step, Budget &budget) {
@@ -91,7 +119,7 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
       alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
     }
   }
-  return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+  return with_alpha(rgb, hand_back(alpha, step));
 }
 
 // The model-size image the model reads, stretched from `rgb` (any size).
@@ -103,6 +131,7 @@ static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
 VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
   if (in.has_alpha() && in.extract_band(in.bands() - 1).min() < 255) return in;
   VImage rgb = colour_of(in);
+  if (std::optional<VImage> given = given_matte(rgb, step)) return with_alpha(rgb, *given);
   VImage small = model_sized(rgb, model.spec());
   budget.check();
   std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);

@@ -12,7 +12,7 @@ import {
 import { HttpError } from '../errors.js';
 import { parseOperationsMemo } from '../operations-memo.js';
 import type { Services } from '../services.js';
-import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
+import { inputBytes, outputField, readImageForm, resolveMatting, runJob, sendResult } from './images.js';
 import type { Middleware } from 'koa';
 
 export const EDIT_FIELDS = ['input', 'operations', 'output', 'format', 'quality', 'anim', 'refine', 'model'] as const;
@@ -33,21 +33,13 @@ export function editRoute(router: Router, services: Services, guards: Middleware
       throw new HttpError(400, 'invalid_operations', 'operations is required: a JSON array of 1 to 20 operations', { path: 'operations' });
     }
     const steps = parseOperationsMemo(fields.operations); // validated once per distinct text
-    const index = steps.findIndex((s) => s.op === 'removeBackground');
-    const matting = steps[index];
-    // Checked even without a removeBackground operation, so that a mistake is not silently ignored.
-    const formModel = await services.model.check(model);
-    if (matting?.op === 'removeBackground') {
-      matting.refine ??= refine;
-      matting.model =
-        matting.model === undefined ? formModel : await services.model.check(matting.model, `operations[${index}].removeBackground.model`);
-    }
+    const matting = await resolveMatting(steps, services, refine, model);
     const input = await inputBytes(form, services);
-    if (matting?.op === 'removeBackground') {
+    if (matting) {
       ctx.state.model = matting.model; // the metrics label of the job (server/metrics.ts)
       await services.model.ensure();
     }
-    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, ...control }));
+    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, matteCache: services.matteCache, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

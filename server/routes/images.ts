@@ -1,7 +1,7 @@
 // What both image endpoints share: the optional form fields, the input (upload or URL), running
 // the job (runJob, from server/jobs.ts), and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
-import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result } from '../../lib/index.js';
+import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result, type Step } from '../../lib/index.js';
 import { handOver } from '../../lib/handover.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
@@ -41,6 +41,22 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
     services.metrics.urlFetched((err as { code?: string }).code ?? 'error');
     throw err;
   }
+}
+
+/**
+ * Fills in an edit's removeBackground step: `refine` and `model` from the request's own fields
+ * where the operation sets none, the model checked against the loaded ones. The model is checked
+ * even without a removeBackground operation, so that a mistake is not silently ignored. Returns
+ * the step, if there is one.
+ */
+export async function resolveMatting(steps: Step[], services: Services, refine: boolean | undefined, model: string | undefined): Promise<Extract<Step, { op: 'removeBackground' }> | undefined> {
+  const index = steps.findIndex((s) => s.op === 'removeBackground');
+  const matting = steps[index];
+  const defaultModel = await services.model.check(model);
+  if (matting?.op !== 'removeBackground') return undefined;
+  matting.refine ??= refine;
+  matting.model = matting.model === undefined ? defaultModel : await services.model.check(matting.model, `operations[${index}].removeBackground.model`);
+  return matting;
 }
 
 export async function sendResult(ctx: Context, services: Services, result: Result, output: OutputMode): Promise<void> {

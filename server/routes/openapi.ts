@@ -18,6 +18,7 @@ import {
   operationValueSchemas,
   MATTE_VERSION,
 } from '../../lib/index.js';
+import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
 import { MAX_FIELD_BYTES } from '../input.js';
 
@@ -96,6 +97,42 @@ const imageEndpoint = (summary: string, required: string[], properties: Json) =>
   },
 });
 
+/** The JSON schema of a signed URL's options (lib/signed-url.ts), the operations as in the form. */
+function signedOptionsSchema(schema: z.ZodType, description: string): Json {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+  delete json.$schema;
+  const properties = json.properties as Json;
+  if (properties.operations) properties.operations = operationsJsonSchema();
+  return { ...json, description };
+}
+
+const signedPath = {
+  parameters: [
+    { name: 'signature', in: 'path', required: true, description: 'base64url (no padding) of HMAC-SHA256 under a key of MATTE_URL_SIGNING_KEYS of the path after it: /{options}.{format}', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+    { name: 'file', in: 'path', required: true, description: '{options}.{format}: options is the base64url of a SignedEditOptions (with operations) or SignedRemoveBackgroundOptions (without) JSON object; format the extension (png, webp, jpeg, gif, avif; png or webp without operations)', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' } },
+  ],
+  get: {
+    summary: 'An edit or a background removal as a signed, cacheable GET (only with MATTE_URL_SIGNING_KEYS; else 404). No API key: the signature is the capability',
+    parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'the ETag of an earlier answer: 304 without any work' }],
+    responses: {
+      '200': {
+        description: 'the image, Cache-Control: public, max-age=MATTE_SIGNED_MAX_AGE_SECONDS, immutable',
+        headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } }, 'X-Image-Width': { schema: { type: 'integer' } }, 'X-Image-Height': { schema: { type: 'integer' } } },
+        content: Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string' } }])),
+      },
+      '304': { description: 'not modified (If-None-Match): nothing fetched or computed' },
+      '400': imageResponses['400'],
+      '403': errorResponse('invalid_signature: missing or wrong signature, a path changed after signing, or a query string; checked before anything else'),
+      '404': errorResponse('not_found: signed URLs are off (MATTE_URL_SIGNING_KEYS unset)'),
+      '413': imageResponses['413'],
+      '415': imageResponses['415'],
+      '422': imageResponses['422'],
+      '500': imageResponses['500'],
+      '503': imageResponses['503'],
+    },
+  },
+};
+
 const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
 const refineField = booleanField('refine the matte at full resolution, guided by the image, and clean near-0/near-255 alpha; false: the model\'s matte alone', true);
 const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
@@ -144,6 +181,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         },
         head: { summary: 'Headers of a stored result', responses: { '200': { description: 'as GET, without the body' }, '404': { description: 'unknown or expired' } } },
       },
+      '/images/signed/{signature}/{file}': signedPath,
       '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } } },
       '/readyz': {
         get: {
@@ -195,6 +233,8 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
             },
           },
         },
+        SignedEditOptions: signedOptionsSchema(signedEditSchema, 'the options of a signed edit: the edit form\'s fields as JSON values; format is the extension'),
+        SignedRemoveBackgroundOptions: signedOptionsSchema(signedRemoveBackgroundSchema, 'the options of a signed background removal (no operations field)'),
         StoredResult: {
           type: 'object',
           required: ['id', 'url'],

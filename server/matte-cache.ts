@@ -1,0 +1,32 @@
+// The server's matte cache (docs/api.md, "The matte cache"): the library's MatteCache over a keyed
+// area of the result store, so every process sharing the store shares the mattes. On by default,
+// off with MATTE_MATTE_CACHE_MAX_BYTES=0; an entry that cannot be written (no room, the store
+// failing) is dropped and the answer is not delayed by it.
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { MatteCache } from '../lib/index.js';
+import type { Config } from './config.js';
+import type { Metrics } from './metrics.js';
+import { DiskEntries } from './store/disk-entries.js';
+import type { ResultStore } from './store/index.js';
+
+export interface ServerMatteCache extends MatteCache {
+  close(): void;
+}
+
+/** The matte cache of this configuration, or undefined when it is off or the store has no keyed area. */
+export function createMatteCache(config: Config, store: ResultStore, metrics: Metrics, logger: Logger): ServerMatteCache | undefined {
+  if (config.matteCacheMaxBytes === 0 || store.kind !== 'disk') return undefined;
+  const entries = new DiskEntries({
+    dir: join(config.resultsDir, 'matte-cache'),
+    ttlSeconds: config.matteCacheTtlSeconds,
+    maxBytes: config.matteCacheMaxBytes,
+    onError: (err) => logger.warn({ err }, 'matte cache sweep failed'),
+  });
+  return {
+    get: (key) => entries.get(key),
+    put: (key, entry) => entries.put(key, Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength)),
+    report: (outcome) => metrics.matteCacheEvent(outcome),
+    close: () => entries.close(),
+  };
+}

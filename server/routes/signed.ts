@@ -1,0 +1,97 @@
+// GET /images/signed/{signature}/{options}.{format} (docs/api.md, "Signed URLs"): an edit or a
+// background removal a CDN can cache. The signature is checked first, over the raw path, before
+// the options are decoded, anything is fetched or the load check runs: a URL nobody signed costs
+// one HMAC per key. The answer names its own content (the signed options and matte's version), so
+// it is `public, immutable` with an ETag made from that alone: a 304 costs no fetch and no pixel.
+import { createHash } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { editSteps, MATTE_VERSION, MatteError, MEDIA_TYPES, removeBackground, type Result } from '../../lib/index.js';
+import { parseSignedOptions, SIGNED_PATH_PREFIX, verifySignature, type ParsedSignedOptions } from '../../lib/signed-url.js';
+import { HttpError } from '../errors.js';
+import type { Services } from '../services.js';
+import { matchesEtag } from './results.js';
+import { inputBytes, resolveMatting, runJob } from './images.js';
+
+/** `{signature}/{options}.{format}`: base64url segments, a lower-case extension. */
+const SIGNED_REST = /^([A-Za-z0-9_-]{1,128})(\/[A-Za-z0-9_-]+\.([a-z0-9]{1,8}))$/;
+
+const forbidden = () => new HttpError(403, 'invalid_signature', 'the URL is not signed by a key of this server (or was changed after it was signed)');
+
+/** A strong validator of the signed path: the same URL and the same matte give the same bytes. */
+function etagOf(signedPath: string): string {
+  return `"${createHash('sha256').update(`${MATTE_VERSION}\n${signedPath}`).digest('base64url').slice(0, 32)}"`;
+}
+
+function decodeOptions(encoded: string, extension: string): ParsedSignedOptions {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+  } catch (err) {
+    throw new MatteError('invalid_json', `options is not base64url of a JSON object: ${(err as Error).message}`, 'options');
+  }
+  return parseSignedOptions(value, extension);
+}
+
+async function run(ctx: Context, services: Services, options: ParsedSignedOptions): Promise<Result> {
+  const { limits } = services;
+  if (options.kind === 'edit') {
+    const { steps, format, quality, anim, refine, model } = options;
+    const matting = await resolveMatting(steps, services, refine, model);
+    const input = await inputBytes({ fields: { input: options.input } }, services);
+    if (matting) {
+      ctx.state.model = matting.model;
+      await services.model.ensure();
+    }
+    return runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits, matteCache: services.matteCache, ...control }));
+  }
+  const { format, trim, refine } = options;
+  const model = await services.model.check(options.model);
+  const input = await inputBytes({ fields: { input: options.input } }, services);
+  ctx.state.model = model;
+  await services.model.ensure();
+  return runJob(ctx, services, (control) => removeBackground(input, { format, trim, refine, model, limits, matteCache: services.matteCache, ...control }));
+}
+
+export function signedRoute(router: Router, services: Services, guards: Middleware[]): void {
+  const { urlSigningKeys: keys, signedMaxAgeSeconds } = services.config;
+  if (keys.length === 0) return; // off: the path is unknown (404)
+  const cacheControl = `public, max-age=${signedMaxAgeSeconds}, immutable`;
+  // The signature check runs before the guards (load shedding): an unsigned URL never takes a slot.
+  const checkSignature: Middleware = async (ctx, next) => {
+    const match = SIGNED_REST.exec(ctx.path.slice(SIGNED_PATH_PREFIX.length));
+    if (!match || ctx.querystring !== '' || !verifySignature(keys, match[1]!, match[2]!)) {
+      services.metrics.signedRequest('403');
+      throw forbidden();
+    }
+    ctx.state.signedPath = match[2];
+    const etag = etagOf(match[2]!);
+    ctx.set('ETag', etag);
+    if (matchesEtag(ctx.get('If-None-Match'), etag)) {
+      ctx.set('Cache-Control', cacheControl);
+      ctx.status = 304;
+      services.metrics.signedRequest('304');
+      return;
+    }
+    await next();
+  };
+  // Any path below the prefix: a malformed one is 403 like a wrong signature, not 404.
+  router.get(`${SIGNED_PATH_PREFIX}*rest`, checkSignature, ...guards, async (ctx) => {
+    const path = ctx.state.signedPath as string;
+    const dot = path.lastIndexOf('.');
+    let result: Result;
+    try {
+      result = await run(ctx, services, decodeOptions(path.slice(1, dot), path.slice(dot + 1)));
+    } catch (err) {
+      services.metrics.signedRequest('error');
+      throw err;
+    }
+    ctx.status = 200;
+    ctx.type = MEDIA_TYPES[result.format];
+    ctx.set('Cache-Control', cacheControl);
+    ctx.set('X-Image-Width', String(result.width));
+    ctx.set('X-Image-Height', String(result.height));
+    ctx.body = result.data;
+    services.metrics.signedRequest('200');
+  });
+}
