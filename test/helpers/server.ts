@@ -54,6 +54,13 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   };
 }
 
+/** The text of /metrics from the server's metrics listener (start it with MATTE_METRICS_ADDRESS '127.0.0.1:0'). */
+export async function scrapeMetrics(server: TestServer): Promise<string> {
+  const listener = server.running.metrics;
+  if (!listener) throw new Error("scrapeMetrics: start the server with MATTE_METRICS_ADDRESS: '127.0.0.1:0'");
+  return (await get(listener.url, '/metrics')).body.toString();
+}
+
 export interface Fields {
   [name: string]: string | Buffer | { data: Buffer; filename?: string; type?: string };
 }

@@ -9,7 +9,7 @@ import { readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { edit } from '../../lib/index.js';
 import { fixture } from '../helpers/fixtures.js';
-import { get, post, sleep, startTestServer, type TestServer } from '../helpers/server.js';
+import { post, scrapeMetrics, sleep, startTestServer, type TestServer } from '../helpers/server.js';
 
 let photo: Buffer;
 
@@ -22,7 +22,7 @@ function count(metrics: string, outcome: string): number {
 }
 
 async function counts(server: TestServer): Promise<Record<string, number>> {
-  const text = (await get(server.url, '/metrics')).body.toString();
+  const text = await scrapeMetrics(server);
   return Object.fromEntries(['hit', 'miss', 'bad', 'stored', 'dropped'].map((o) => [o, count(text, o)]));
 }
 
@@ -41,8 +41,8 @@ const onWhite = (server: TestServer) =>
   post(server.url, '/images/edit', { input: photo, output: 'raw', format: 'png', operations: JSON.stringify([{ removeBackground: true }, { background: '#fff' }]) });
 
 test('on by default: a second request for the same image is a hit, with the same pixels', async () => {
-  const server = await startTestServer();
-  const plain = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '0' });
+  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  const plain = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '0', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     const first = await cutOut(server);
     assert.is(first.status, 200, first.body.toString());
@@ -64,7 +64,7 @@ test('on by default: a second request for the same image is a hit, with the same
 });
 
 test('a corrupt entry on disk is recomputed and replaced, never served', async () => {
-  const server = await startTestServer();
+  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     const first = await cutOut(server);
     await settled(server, 1);
@@ -89,7 +89,7 @@ test('a corrupt entry on disk is recomputed and replaced, never served', async (
 });
 
 test('the size bound: an entry larger than the cache is dropped', async () => {
-  const server = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '100' });
+  const server = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '100', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     assert.is((await cutOut(server)).status, 200);
     await settled(server, 1);

@@ -11,7 +11,7 @@ import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { formatOf, gradient } from '../helpers/images.js';
-import { get, sleep, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { get, scrapeMetrics, sleep, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
 const KEY = 'nginx-test-key-0123456789abcdef0123456789';
@@ -66,7 +66,7 @@ if (!NGINX) {
     });
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
-    matte = await startTestServer({ MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*' });
+    matte = await startTestServer({ MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
     const port = await freePort();
     front = `http://127.0.0.1:${port}`;
     await mkdir(join(dir, 'cache'));
@@ -124,7 +124,7 @@ http {
     assert.is(first.status, 200, first.body.toString());
     assert.is(first.headers.get('x-cache-status'), 'MISS');
     assert.is(formatOf(first.body), 'webp');
-    const served = signedCount((await get(matte.url, '/metrics')).body.toString(), '200');
+    const served = signedCount(await scrapeMetrics(matte), '200');
     const hits = originHits;
 
     const second = await get(front, url);
@@ -132,7 +132,7 @@ http {
     assert.is(second.headers.get('x-cache-status'), 'HIT');
     assert.ok(second.body.equals(first.body), 'the same bytes');
     assert.is(second.headers.get('cache-control'), first.headers.get('cache-control'));
-    assert.is(signedCount((await get(matte.url, '/metrics')).body.toString(), '200'), served, 'matte was not asked again');
+    assert.is(signedCount(await scrapeMetrics(matte), '200'), served, 'matte was not asked again');
     assert.is(originHits, hits, 'the image was not fetched again');
   });
 }

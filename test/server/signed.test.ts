@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { signUrl } from '../../lib/index.js';
 import { signPath } from '../../lib/signed-url.js';
 import { decode, disc, formatOf, gradient, pixel } from '../helpers/images.js';
-import { get, startTestServer, type TestServer } from '../helpers/server.js';
+import { get, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
 
 const KEY = 'signing-key-0123456789abcdef0123456789';
 const OLD_KEY = 'an-older-key-0123456789abcdef0123456789';
@@ -34,6 +34,7 @@ test.before(async () => {
     MATTE_ALLOW_PRIVATE_URLS: '1',
     MATTE_URL_PORTS: '*',
     MATTE_SIGNED_MAX_AGE_SECONDS: '86400',
+    MATTE_METRICS_ADDRESS: '127.0.0.1:0',
   });
 });
 
@@ -148,7 +149,7 @@ test('a URL the guard refuses is 400 like a POST (guard on)', async () => {
 });
 
 test('/metrics counts signed requests by outcome', async () => {
-  const text = (await get(server.url, '/metrics')).body.toString();
+  const text = await scrapeMetrics(server);
   for (const outcome of ['200', '304', '403', 'error']) {
     assert.match(text, new RegExp(`matte_signed_requests_total\\{outcome="${outcome}"\\} [1-9]`), outcome);
   }
