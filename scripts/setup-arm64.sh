@@ -23,17 +23,7 @@ missing=""
 command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing="$missing g++-aarch64-linux-gnu"
 command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$missing qemu-user-static"
 command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    say "installing$missing with apt-get"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
-  else
-    say "missing system packages; run this, then try again:"
-    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing"
-    exit 1
-  fi
-fi
+[ -z "$missing" ] || sh scripts/apt-install.sh "matte setup-arm64" $missing
 
 mkdir -p "$dir"
 if [ "$(cat "$dir/sysroot/.matte-packages" 2>/dev/null)" != "$packages" ]; then
