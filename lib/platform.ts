@@ -24,7 +24,7 @@ export function platformId(): string {
 }
 
 /** Platforms with a prebuilt package (packages/<id>/ in the repository). */
-export const PREBUILT_PLATFORMS = ['linux-x64-gnu'];
+export const PREBUILT_PLATFORMS = ['linux-x64-gnu', 'linux-arm64-gnu'];
 
 export function platformPackage(id = platformId()): string {
   return `@matte/${id}`;
@@ -53,6 +53,9 @@ export function missingAddonMessage(): string {
   const id = platformId();
   const pkg = platformPackage(id);
   const prebuilt = PREBUILT_PLATFORMS.includes(id);
+  // The headers are in the first package; a linux-arm64 library is in onnxruntime-node
+  // (scripts/ort-paths.cjs).
+  const ortPackages = process.arch === 'arm64' ? 'com.github.asus4.onnxruntime onnxruntime-node@1.30.0' : 'com.github.asus4.onnxruntime';
   return [
     `matte: no native addon for ${id}.`,
     prebuilt
@@ -60,7 +63,7 @@ export function missingAddonMessage(): string {
       : `There is no prebuilt package for ${id} (prebuilt: ${PREBUILT_PLATFORMS.join(', ')}); build it from source:`,
     `To build from source: install libvips-dev (>= ${LIBVIPS_MINIMUM}), cmake, g++, make and patchelf ` +
       `(Debian/Ubuntu: sudo apt-get install libvips-dev cmake g++ make patchelf), ONNX Runtime's C headers and library ` +
-      `(ORT_ROOT=/path/to/onnxruntime, or npm install com.github.asus4.onnxruntime), then ` +
+      `(ORT_ROOT=/path/to/onnxruntime, or npm install ${ortPackages}), then ` +
       `npm install cmake-js node-addon-api && npm rebuild matte.`,
   ].join('\n');
 }

@@ -22,17 +22,7 @@ command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v patchelf >/dev/null 2>&1 || missing="$missing patchelf"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    say "installing$missing with apt-get"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
-  else
-    say "missing system packages; run this, then try again:"
-    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing"
-    exit 1
-  fi
-fi
+[ -z "$missing" ] || sh scripts/apt-install.sh "matte setup" $missing
 
 # 2. npm dependencies, when package-lock.json changed since the last install.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

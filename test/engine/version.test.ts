@@ -12,7 +12,7 @@ const packageVersion = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) 
 
 test('MATTE_VERSION is package.json version', () => {
   assert.is(MATTE_VERSION, packageVersion);
-  for (const sub of ['linux-x64-gnu']) {
+  for (const sub of ['linux-x64-gnu', 'linux-arm64-gnu']) {
     const platform = JSON.parse(readFileSync(`${root}packages/${sub}/package.json`, 'utf8')) as { version: string };
     assert.is(platform.version, packageVersion, `packages/${sub}`);
   }

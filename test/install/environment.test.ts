@@ -52,19 +52,36 @@ test('a libvips older than 8.14: the addon refuses to start with a clear message
   assert.match(out, /^ERROR matte: libvips 8\.14 or newer is needed, and this system has 8\.13: install a newer libvips42/);
 });
 
-test('no addon at all for this platform: what to install or build, in one message', async () => {
-  // The library as an installed package would see it on a platform without a prebuilt package and
-  // without a source build: a copy of dist/ with no build/ beside it.
-  const pkg = join(scratch, 'pkg');
+/**
+ * Imports the library as an installed package would see it on a platform without a prebuilt package
+ * and without a source build (a copy of dist/ with no build/ beside it), after `before` has run.
+ */
+async function importWithoutAddon(name: string, before = ''): Promise<string> {
+  const pkg = join(scratch, name);
   await run('mkdir', ['-p', join(pkg, 'dist')]);
   await run('cp', ['-r', join(ROOT, 'dist/lib'), join(pkg, 'dist/lib')]);
   await run('cp', [join(ROOT, 'package.json'), pkg]);
   await run('ln', ['-s', join(ROOT, 'node_modules'), join(pkg, 'node_modules')]);
-  const script = `import(${JSON.stringify(join(pkg, 'dist/lib/index.js'))}).then(() => console.log('LOADED'), (e) => console.log('ERROR ' + e.message))`;
+  const script = `${before}import(${JSON.stringify(join(pkg, 'dist/lib/index.js'))}).then(() => console.log('LOADED'), (e) => console.log('ERROR ' + e.message))`;
   const { stdout } = await run(process.execPath, ['-e', script], { env: { ...process.env, MATTE_ADDON_PATH: '' }, cwd: pkg });
+  return stdout;
+}
+
+test('no addon at all for this platform: what to install or build, in one message', async () => {
+  const stdout = await importWithoutAddon('pkg');
   assert.match(stdout, /^ERROR matte: no native addon for linux-x64-gnu\./);
   assert.match(stdout, /npm install matte --include=optional/);
   assert.match(stdout, /sudo apt-get install libvips-dev cmake g\+\+ make patchelf/);
+});
+
+test('32-bit ARM (no prebuilt package): the build-from-source message, not a loader error', async () => {
+  // The installed library as a linux-arm-gnu process sees it: process.arch says arm before the
+  // library is imported, and no addon is beside it (npm never installs an arm64 or x64 package there).
+  const stdout = await importWithoutAddon('arm', "Object.defineProperty(process, 'arch', { value: 'arm' });\n");
+  assert.match(stdout, /^ERROR matte: no native addon for linux-arm-gnu\.\nThere is no prebuilt package for linux-arm-gnu \(prebuilt: linux-x64-gnu, linux-arm64-gnu\); build it from source:/);
+  assert.match(stdout, /sudo apt-get install libvips-dev cmake g\+\+ make patchelf/);
+  assert.match(stdout, /npm rebuild matte/);
+  assert.not.match(stdout, /cannot open shared object|wrong ELF class/);
 });
 
 test.run();
