@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   }
   const file = args.get('json') ?? join(DATA_DIR, `results-${split}.json`);
   mkdirSync(DATA_DIR, { recursive: true });
-  writeFileSync(file, JSON.stringify({ split, band: radius, rows, timing, params: process.env.MATTE_REFINE_PARAMS ?? null }, null, 1));
+  writeFileSync(file, JSON.stringify({ split, band: radius, rows, timing }, null, 1));
 }
 
 main().catch((err) => {

@@ -78,7 +78,7 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
   if (step.refine) {
     // Refined at full resolution, guided by the image (matte/refine.cc).
     alpha = refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                         spec.input_height, refine_params(), &budget);
+                         spec.input_height, RefineParams(), &budget);
     budget.check();
   } else {
     // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
