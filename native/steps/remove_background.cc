@@ -2,6 +2,8 @@
 // at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
 #include "../budget.h"
 #include "../errors.h"
+#include "../huge_pages.h"
+#include "../matte/foreground.h"
 #include "../matte/model.h"
 #include "../matte/refine.h"
 #include "../matte/upscale.h"
@@ -74,12 +76,18 @@ static VImage colour_of(const VImage &image) {
 static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
                       const Step &step, Budget &budget) {
   const ModelSpec &spec = model.spec();
-  VImage alpha;
+  VImage alpha, colour = rgb;
   if (step.refine) {
-    // Refined at full resolution, guided by the image (matte/refine.cc).
-    alpha = refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+    // Refined at full resolution, guided by the image (matte/refine.cc), and the colours where it
+    // is not opaque estimated from the subject's (matte/foreground.h).
+    const VImage image = copy_to_memory(rgb);
+    alpha = refine_matte(image, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
                          spec.input_height, RefineParams(), &budget);
     budget.check();
+    colour = new_memory_image(image.width(), image.height(), 3, VIPS_FORMAT_UCHAR);
+    estimate_foreground(static_cast<const uint8_t *>(image.data()), static_cast<const uint8_t *>(alpha.data()),
+                        image.width(), image.height(), VIPS_IMAGE_ADDR(colour.get_image(), 0, 0), ForegroundParams(),
+                        &budget);
   } else {
     // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
     if (rgb.width() >= spec.input_width && rgb.height() >= spec.input_height) {
@@ -91,7 +99,7 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
       alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
     }
   }
-  return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+  return colour.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
 // The model-size image the model reads, stretched from `rgb` (any size).
