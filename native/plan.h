@@ -22,7 +22,8 @@ enum class Op {
   Background,
   RemoveBackground,
   Trim,
-  TrimTransparent,  // the remove-background endpoint's crop to alpha > 0
+  TrimTransparent,  // the remove-background endpoint's crop to alpha > 0 (and its margin)
+  ExtractAlpha,     // the remove-background endpoint's `channels=alpha`: the alpha band alone
 };
 
 struct Step {
@@ -45,6 +46,9 @@ struct Step {
   // removeBackground: refine and clean the matte (default); average with the mirror's matte
   bool refine = true;
   bool tta = false;
+  // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides
+  double margin = 0;
+  bool margin_percent = false;
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };
