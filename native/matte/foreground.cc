@@ -126,6 +126,9 @@ void estimate_foreground(const uint8_t *rgb, const uint8_t *alpha, int W, int H,
     }
   };
 
+  // Each column's cell, once: a division per pixel cost more than the rest of the write.
+  std::vector<int> cell_x(W);
+  for (int x = 0; x < W; x++) cell_x[x] = std::min(g.w - 1, x / g.s);
   const int n = p.narrow;
   for_row_bands(H, [&](int y0, int y1) {
     // Columns within n of a partial pixel of the band: only there is the first estimate needed.
@@ -150,14 +153,14 @@ void estimate_foreground(const uint8_t *rgb, const uint8_t *alpha, int W, int H,
           }
     }
     for (int y = y0; y < y1; y++) {
-      const int cy = std::min(g.h - 1, y / g.s);
+      const uint8_t *cells = &cell_colour[size_t(std::min(g.h - 1, y / g.s)) * g.w * 3];
       for (int x = 0; x < W; x++) {
         const size_t i = size_t(y) * W + x;
         const uint8_t v = alpha[i];
         if (v == 255) {
           std::memcpy(&out[i * 3], &rgb[i * 3], 3);
         } else if (v == 0) {
-          std::memcpy(&out[i * 3], &cell_colour[(size_t(cy) * g.w + x / g.s) * 3], 3);
+          std::memcpy(&out[i * 3], &cells[size_t(cell_x[x]) * 3], 3);
         } else {
           // The second estimate: the narrow window's means of F1 (weighted by a) and B1 (by 1 - a).
           double sa = 0, sb = 0, sf[3] = {0, 0, 0}, sbg[3] = {0, 0, 0};

@@ -1,6 +1,7 @@
 // trim: finds the box inside a uniform border. The border colour is the top-left pixel's; for an
 // image whose top-left pixel is fully transparent the border is transparency. Threshold 10/255.
-// Also the remove-background endpoint's crop to the bounding box of alpha > 0.
+// Also the remove-background endpoint's crop to the bounding box of alpha > 0 (with its margin,
+// past the image's edge with transparent pixels) and its mask (the alpha band alone).
 #include "steps.h"
 
 #include <cmath>
