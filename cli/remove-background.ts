@@ -6,7 +6,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { extname, join, parse, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configure, loadModel, MATTE_FORMATS, removeBackground, removeBackgroundOptionsSchema, type MatteFormat, type RemoveBackgroundOptions } from '../lib/index.js';
+import { CHANNELS, configure, loadModel, MATTE_FORMATS, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, type MatteFormat, type RemoveBackgroundOptions } from '../lib/index.js';
 import { CliError, errorBody, fsReason } from './errors.js';
 import { exists, formatBytes, IMAGE_EXTENSIONS, parseFormat, readInput, writeOutput } from './files.js';
 import { parsePositive } from './options.js';
@@ -15,6 +15,8 @@ import { createProgress, type FileOutcome } from './progress.js';
 interface Flags {
   output: string;
   trim?: boolean;
+  trimMargin?: string;
+  channels?: string;
   format: string;
   model?: string;
   jobs?: number;
@@ -101,6 +103,8 @@ export function removeBackgroundCommand(program: Command): void {
     .argument('<inputs...>', 'image files, or directories whose image files are all taken')
     .requiredOption('-o, --output <dir>', 'directory for the results (created when missing); each is named after its input')
     .option('--trim', 'crop each result to the bounding box of its visible pixels')
+    .option('--trim-margin <margin>', 'with --trim, a margin around the subject: pixels (30, at most 500) or a share of its box (10%, at most 50%)')
+    .option('--channels <channels>', `${CHANNELS.join(' (default) or ')}: the cut-out, or the matte alone as a greyscale image`, 'rgba')
     .option('-f, --format <format>', `${MATTE_FORMATS.join(' or ')}`, 'png')
     .option('-m, --model <name>', 'the model (see `matte models list`; default: MATTE_MODEL, else the registry default)')
     .option('-j, --jobs <n>', `images processed at once (default: the cores, ${availableParallelism()} here)`, parsePositive('--jobs'))
@@ -113,10 +117,19 @@ Exit code 0 when every file was done, 1 when any failed (each failure names the 
 
 Examples:
   matte remove-background photos/*.jpg -o cutouts
-  matte remove-background photos -o cutouts --format webp --trim --model isnet`,
+  matte remove-background photos -o cutouts --format webp --trim --model isnet
+  matte remove-background shop/*.jpg -o masks --channels alpha
+  matte remove-background shop/*.jpg -o products --trim --trim-margin 10%`,
     )
     .action(async (inputs: string[], flags: Flags) => {
       const format = parseFormat(flags.format, MATTE_FORMATS) as MatteFormat;
+      const channels = flags.channels!.trim().toLowerCase();
+      if (!(CHANNELS as readonly string[]).includes(channels)) throw new CliError(`--channels must be one of ${CHANNELS.join(', ')}`, 'invalid_option', 'channels');
+      if (flags.trimMargin !== undefined) {
+        const margin = parseTrimMargin(flags.trimMargin);
+        if (typeof margin === 'string') throw new CliError(`--trim-margin ${margin}`, 'invalid_option', 'trimMargin');
+        if (!flags.trim) throw new CliError('--trim-margin needs --trim (the margin is around the trimmed subject)', 'invalid_option', 'trimMargin');
+      }
       const json = Boolean(flags.json);
       await prepareDirectory(flags.output);
       const planned = await plan(await expandInputs(inputs), flags.output, format, Boolean(flags.force));
@@ -126,7 +139,7 @@ Examples:
       configure({ concurrency: jobs });
       // Loaded once up front: a missing or unknown model is one error, not one per file.
       if (work.length) await loadModel(flags.model);
-      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
+      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
 
       const progress = createProgress(planned.length, { json });
       const outcomes: FileOutcome[] = [];

@@ -12,7 +12,10 @@ import {
   MEDIA_TYPES,
   editOptionsSchema,
   parseOperations,
+  parseTrimMargin,
   removeBackgroundOptionsSchema,
+  removeBackgroundTail,
+  type Channels,
   type MatteFormat,
   type Operation,
   type OutputFormat,
@@ -58,6 +61,14 @@ export interface RemoveBackgroundOptions extends JobControl {
   format?: MatteFormat;
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
   trim?: boolean;
+  /**
+   * With `trim`, a margin around the subject's box: pixels a side (`30`, at most 500), or a share
+   * of the box (`'10%'`, at most 50%: of its width left and right, of its height above and below).
+   * Past the image's edge the canvas grows with transparent pixels.
+   */
+  trimMargin?: number | string;
+  /** `rgba` (default): the cut-out; `alpha`: the matte alone, an 8-bit greyscale image (docs/api.md). */
+  channels?: Channels;
   anim?: boolean;
   /** Refine the matte at full resolution, guided by the image, and clean it (default true); false: the model's matte alone. */
   refine?: boolean;
@@ -166,13 +177,18 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
   const { limits, timeout, signal, matteCache, ...rest } = options;
-  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
+  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; trimMargin?: number | string; channels?: Channels; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
     removeBackgroundOptionsSchema,
     rest,
   );
   const { refine, tta, model } = opts;
-  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }];
-  if (opts.trim) steps.push({ op: 'trimTransparent' });
+  let margin;
+  if (opts.trimMargin !== undefined) {
+    margin = parseTrimMargin(opts.trimMargin);
+    if (typeof margin === 'string') throw new MatteError('invalid_option', `trimMargin: ${margin}`, 'trimMargin');
+    if (!opts.trim) throw new MatteError('invalid_option', 'trimMargin: needs trim: true (the margin is around the trimmed subject)', 'trimMargin');
+  }
+  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }, ...removeBackgroundTail(Boolean(opts.trim), margin, opts.channels ?? 'rgba')];
   return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal }, matteCache);
 }
 

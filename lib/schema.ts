@@ -129,7 +129,9 @@ export type Step =
   | { op: 'removeBackground'; refine?: boolean; tta?: boolean; model?: string }
   | { op: 'trim' }
   /** Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. */
-  | { op: 'trimTransparent' };
+  | { op: 'trimTransparent'; marginPixels?: number; marginPercent?: number }
+  /** Internal: the remove-background endpoint's `channels: 'alpha'`, the matte alone. */
+  | { op: 'extractAlpha' };
 
 function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>(
@@ -252,6 +254,52 @@ export function parseEnumField<T extends string>(field: string, allowed: readonl
   return value as T;
 }
 
+/** What the remove-background endpoint returns: the cut-out, or its matte alone. */
+export const CHANNELS = ['rgba', 'alpha'] as const;
+export type Channels = (typeof CHANNELS)[number];
+
+export const MAX_TRIM_MARGIN_PIXELS = 500;
+export const MAX_TRIM_MARGIN_PERCENT = 50;
+/** A margin around the trimmed subject: pixels a side, or a percentage of the subject's box. */
+export type TrimMargin = { pixels: number } | { percent: number };
+
+/**
+ * `30` (pixels) or `10%` (of the subject's box: of its width left and right, of its height above
+ * and below); a number is pixels. Returns the message of what is wrong, or the margin.
+ */
+export function parseTrimMargin(value: unknown): TrimMargin | string {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  const message = `must be whole pixels 0..${MAX_TRIM_MARGIN_PIXELS} (e.g. 30) or a percentage 0..${MAX_TRIM_MARGIN_PERCENT} of the subject's box (e.g. 10%)`;
+  // Bounded before the pattern: at most 8 characters are ever matched.
+  if (text === undefined || text.length > 8) return message;
+  const match = /^(\d{1,3})(?:(\.\d{1,2})?%)?$/.exec(text);
+  if (!match) return message;
+  if (text.endsWith('%')) {
+    const percent = Number(match[1]! + (match[2] ?? ''));
+    return percent <= MAX_TRIM_MARGIN_PERCENT ? { percent } : message;
+  }
+  const pixels = Number(match[1]);
+  return pixels <= MAX_TRIM_MARGIN_PIXELS ? { pixels } : message;
+}
+
+/** The `trim_margin` form field. */
+export function parseTrimMarginField(text: string): TrimMargin {
+  const margin = parseTrimMargin(text);
+  if (typeof margin === 'string') throw fieldError('trim_margin', margin);
+  return margin;
+}
+
+/** The steps after removeBackground of the remove-background endpoint: trim (with its margin), then the mask. */
+export function removeBackgroundTail(trim: boolean, margin: TrimMargin | undefined, channels: Channels): Step[] {
+  const steps: Step[] = [];
+  if (trim) {
+    const m = margin === undefined ? {} : 'pixels' in margin ? { marginPixels: margin.pixels } : { marginPercent: margin.percent };
+    steps.push({ op: 'trimTransparent', ...m });
+  }
+  if (channels === 'alpha') steps.push({ op: 'extractAlpha' });
+  return steps;
+}
+
 export const OUTPUT_MODES = ['url', 'raw'] as const;
 export type OutputMode = (typeof OUTPUT_MODES)[number];
 
@@ -264,6 +312,9 @@ export const editOptionsSchema = z.strictObject({
 export const removeBackgroundOptionsSchema = z.strictObject({
   format: z.enum(MATTE_FORMATS).optional(),
   trim: z.boolean().optional(),
+  /** Only with trim: true. */
+  trimMargin: z.union([z.number(), z.string()]).optional(),
+  channels: z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` }).optional(),
   anim: z.boolean().optional(),
   ...removeBackgroundSettingsSchema.shape,
 });

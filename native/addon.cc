@@ -89,6 +89,10 @@ matte::Step to_step(const Napi::Object &o, int index) {
     step.op = matte::Op::Trim;
   } else if (op == "trimTransparent") {
     step.op = matte::Op::TrimTransparent;
+    step.margin_percent = !o.Get("marginPercent").IsUndefined();
+    step.margin = step.margin_percent ? get_ranged(o, "marginPercent", 0, 50, 0) : get_ranged(o, "marginPixels", 0, 500, 0);
+  } else if (op == "extractAlpha") {
+    step.op = matte::Op::ExtractAlpha;
   } else {
     throw Error("internal", "plan: unknown operation " + op);
   }

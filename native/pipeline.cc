@@ -153,8 +153,23 @@ void crop_to_union(Frames &frames, FindBox find_box) {
     all->width = right - all->left;
     all->height = bottom - all->top;
   }
-  if (!all || (all->width == frames.width() && all->height == frames.height())) return;
-  frames.apply([&](const VImage &image) { return image.crop(all->left, all->top, all->width, all->height); });
+  if (!all || (all->left == 0 && all->top == 0 && all->width == frames.width() && all->height == frames.height())) return;
+  frames.apply([&](const VImage &image) { return box_of(image, *all); });
+}
+
+// The remove-background endpoint's trim: the union of the frames' boxes of alpha > 0, grown by the
+// step's margin; past the image's edge the canvas grows with transparent pixels (box_of).
+void trim_transparent(Frames &frames, const Step &step, const Limits &limits) {
+  if (step.margin == 0) return crop_to_union(frames, find_opaque_box);
+  crop_to_union(frames, [&](const VImage &image) -> std::optional<Box> {
+    std::optional<Box> box = find_opaque_box(image);
+    if (!box) return box;
+    Box grown = with_margin(*box, step.margin, step.margin_percent);
+    if (double(grown.width) * grown.height * frames.count() > double(limits.max_pixels))
+      throw image_too_large("trim_margin would make a " + size_text(grown.width, grown.height) +
+                            " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+    return grown;
+  });
 }
 
 // Steps that read their input region by region with overlapping margins: behind a lazy blur they
@@ -258,7 +273,8 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
       return frames.apply([&](const VImage &image) { return remove_background(image, *model, step, budget); });
     }
     case Op::Trim: return crop_to_union(frames, find_trim_box);
-    case Op::TrimTransparent: return crop_to_union(frames, find_opaque_box);
+    case Op::TrimTransparent: return trim_transparent(frames, step, plan.limits);
+    case Op::ExtractAlpha: return frames.apply([&](const VImage &image) { return extract_alpha(image); });
   }
 }
 

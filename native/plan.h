@@ -37,7 +37,8 @@ enum class Op {
   Background,
   RemoveBackground,
   Trim,
-  TrimTransparent,  // the remove-background endpoint's crop to alpha > 0
+  TrimTransparent,  // the remove-background endpoint's crop to alpha > 0 (and its margin)
+  ExtractAlpha,     // the remove-background endpoint's `channels=alpha`: the alpha band alone
 };
 
 struct Step {
@@ -61,6 +62,9 @@ struct Step {
   bool refine = true;
   bool tta = false;
   MatteHandover *matte = nullptr;  // none: the matte is computed and not handed back
+  // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides
+  double margin = 0;
+  bool margin_percent = false;
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };

@@ -55,3 +55,37 @@ export function score(predicted: Uint8Array, truth: Uint8Array, band: Uint8Array
   }
   return { iou: union ? inter / union : 1, mae: sum / truth.length, edgeMae: bandCount ? bandSum / bandCount : 0 };
 }
+
+/** The flat backgrounds of the composite score: black, white and green. */
+export const COMPOSITE_BACKGROUNDS = [[0, 0, 0], [255, 255, 255], [0, 255, 0]] as const;
+
+export interface CompositeScores {
+  /** Mean absolute difference (0..255, every channel, every background) over the whole image. */
+  all: number;
+  /** The same within the edge band. */
+  edge: number;
+}
+
+/**
+ * What a user sees on a new background: the cut-out (colour `rgb`, RGBA 4 bytes a pixel, with its
+ * alpha) over each flat background against the true foreground (`fg`, RGB) with the true alpha over
+ * the same. `rgb` may be RGBA (stride 4) or RGB (stride 3) with `alpha` given apart.
+ */
+export function compositeScore(rgb: Uint8Array, stride: number, alpha: Uint8Array, fg: Uint8Array, truth: Uint8Array, band: Uint8Array): CompositeScores {
+  let sum = 0, bandSum = 0, bandCount = 0;
+  for (let i = 0; i < truth.length; i++) {
+    const a = alpha[i]! / 255, t = truth[i]! / 255;
+    let d = 0;
+    for (const bg of COMPOSITE_BACKGROUNDS) {
+      for (let c = 0; c < 3; c++) {
+        const out = a * rgb[i * stride + c]! + (1 - a) * bg[c]!;
+        const want = t * fg[i * 3 + c]! + (1 - t) * bg[c]!;
+        d += Math.abs(out - want);
+      }
+    }
+    d /= 3 * COMPOSITE_BACKGROUNDS.length;
+    sum += d;
+    if (band[i]) { bandSum += d; bandCount++; }
+  }
+  return { all: sum / truth.length, edge: bandCount ? bandSum / bandCount : 0 };
+}

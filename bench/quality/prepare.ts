@@ -84,12 +84,15 @@ async function main(): Promise<void> {
     // I = a F + (1 - a) B per channel, in the encoded (sRGB) values as matting datasets do.
     const image = Buffer.from(bg);
     const alpha = Buffer.alloc(width * height);
+    // The true foreground colours where the subject is (black elsewhere): the composite score's truth.
+    const foreground = Buffer.alloc(width * height * 3);
     for (let y = 0; y < fh; y++) {
       for (let x = 0; x < fw; x++) {
         const s = (y * fw + x) * 4;
         const a = fg.data[s + 3]!;
         const d = (top + y) * width + left + x;
         alpha[d] = a;
+        for (let c = 0; c < 3; c++) foreground[d * 3 + c] = a ? fg.data[s + c]! : 0;
         for (let c = 0; c < 3; c++) {
           image[d * 3 + c] = Math.round((fg.data[s + c]! * a + bg[d * 3 + c]! * (255 - a)) / 255);
         }
@@ -100,6 +103,9 @@ async function main(): Promise<void> {
     const gt = await sharp(alpha, { raw: { width, height, channels: 1 } }).png({ compressionLevel: 6 }).toBuffer();
     check(`composite:${name}.png`, png);
     check(`alpha:${name}.png`, gt);
+    const fgPng = await sharp(foreground, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 6 }).toBuffer();
+    check(`foreground:${name}.png`, fgPng);
+    writeFileSync(join(out, `${name}.fg.png`), fgPng);
     writeFileSync(join(out, `${name}.png`), png);
     writeFileSync(join(out, `${name}.alpha.png`), gt);
   }

@@ -30,92 +30,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace matte {
-
-RefineParams refine_params() {
-  RefineParams p;
-  // For bench/quality's parameter search only (tuned on one half of the composites, reported on
-  // the other); not a documented setting.
-  const char *text = std::getenv("MATTE_REFINE_PARAMS");
-  if (!text) return p;
-  std::string all(text);
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find(',', start);
-    if (end == std::string::npos) end = all.size();
-    std::string item = all.substr(start, end - start);
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) {
-      std::string key = item.substr(0, eq);
-      double v = std::atof(item.c_str() + eq + 1);
-      if (!std::isfinite(v) || std::fabs(v) > 1e6) v = 0;  // then brought into range below
-      if (key == "low") p.band_low = float(v);
-      else if (key == "high") p.band_high = float(v);
-      else if (key == "grow") p.grow = int(v);
-      else if (key == "radius") p.radius = int(v);
-      else if (key == "eps") p.eps = float(v);
-      else if (key == "stretch") p.stretch = float(v);
-      else if (key == "slope") p.stretch_per_upscale = float(v);
-      else if (key == "eradius") p.edge.radius = int(v);
-      else if (key == "esure") p.edge.sure = int(v);
-      else if (key == "esep") p.edge.separation = float(v);
-      else if (key == "efit") p.edge.fit = float(v);
-      else if (key == "epairs") p.edge.pairs = int(v);
-      else if (key == "ewide") p.edge.wide = int(v);
-      else if (key == "cf") p.closed.cap = int(v * 1000);  // kilopixels
-      else if (key == "cfit") p.closed.iterations = int(v);
-      else if (key == "cfeps") p.closed.eps = float(v);
-      else if (key == "cflow") p.closed.low = float(v);
-      else if (key == "cfhigh") p.closed.high = float(v);
-      else if (key == "cfgrow") p.closed.grow = int(v);
-      else if (key == "cfopen") p.closed.open = int(v);
-      else if (key == "cfwide") p.closed.wide = int(v);
-      else if (key == "cftex") p.closed.texture = float(v);
-      else if (key == "cfunsure") p.closed.unsure = float(v);
-      else if (key == "cfur") p.closed.up_radius = int(v);
-      else if (key == "cfue") p.closed.up_eps = float(v);
-      else if (key == "cforder") p.closed_after_edge = int(v);
-      else if (key == "floor") p.floor = int(v);
-      else if (key == "ceiling") p.ceiling = int(v);
-    }
-    start = end + 1;
-  }
-  // A value out of its range must not reach the loops (a radius of 0, a negative grow, a floor past
-  // 255): it is brought back into range, never trusted.
-  p.band_low = std::clamp(p.band_low, 0.0f, 1.0f);
-  p.band_high = std::clamp(p.band_high, p.band_low, 1.0f);
-  p.grow = std::clamp(p.grow, 0, 64);
-  p.radius = std::clamp(p.radius, 1, 64);
-  p.eps = std::clamp(p.eps, 1e-8f, 10.0f);
-  p.stretch = std::clamp(p.stretch, 0.0f, 100.0f);
-  p.stretch_per_upscale = std::clamp(p.stretch_per_upscale, 0.0f, 100.0f);
-  p.edge.radius = std::clamp(p.edge.radius, 0, 4);  // the pairs mode keeps at most 81 samples
-  p.edge.sure = std::clamp(p.edge.sure, 128, 255);
-  p.edge.separation = std::max(p.edge.separation, 1e-3f);
-  p.edge.fit = std::max(p.edge.fit, 1e-3f);
-  p.edge.pairs = std::clamp(p.edge.pairs, 0, 1);
-  p.edge.wide = std::clamp(p.edge.wide, 1, 8);
-  p.closed.cap = std::clamp(p.closed.cap, 0, 1 << 26);
-  p.closed.iterations = std::clamp(p.closed.iterations, 0, 1000);
-  p.closed.eps = std::clamp(p.closed.eps, 1e-9f, 10.0f);
-  p.closed.low = std::clamp(p.closed.low, 0.0f, 1.0f);
-  p.closed.high = std::clamp(p.closed.high, p.closed.low, 1.0f);
-  p.closed.grow = std::clamp(p.closed.grow, 0, 64);
-  p.closed.open = std::clamp(p.closed.open, 0, 64);
-  p.closed.wide = std::clamp(p.closed.wide, 0, 64);
-  p.closed.texture = std::clamp(p.closed.texture, 0.0f, 1.0f);
-  p.closed.unsure = std::clamp(p.closed.unsure, 0.0f, 1e6f);
-  p.closed.up_radius = std::clamp(p.closed.up_radius, 1, 64);
-  p.closed.up_eps = std::clamp(p.closed.up_eps, 1e-8f, 10.0f);
-  p.closed_after_edge = std::clamp(p.closed_after_edge, 0, 1);
-  p.floor = std::clamp(p.floor, 0, 255);
-  p.ceiling = std::clamp(p.ceiling, p.floor, 255);
-  return p;
-}
 
 void clean_matte(uint8_t *alpha, size_t count, const RefineParams &params) {
   auto clean = [&](uint8_t &v) {
@@ -253,9 +170,7 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
     }
   }
   }, budget);
-  if (!p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
   resolve_edge_colours(out, image, W, H, p.edge, budget);
-  if (p.closed_after_edge) solve_closed_form(out, image, W, H, p.closed, budget);
   for_row_bands(H, [&](int first_row, int end_row) {
     clean_matte(&out[size_t(first_row) * W], size_t(end_row - first_row) * W, p);
   }, budget);

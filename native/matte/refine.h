@@ -7,7 +7,6 @@
 
 #include <vips/vips8>
 
-#include "closed_form.h"
 #include "edge_colour.h"
 
 namespace matte {
@@ -32,16 +31,9 @@ struct RefineParams {
   float stretch_per_upscale = 0.0f;
   // Then, at full resolution, the transition's alpha from its own colours (edge_colour.h).
   EdgeColourParams edge;
-  // Closed-form matting in the band still unsure (closed_form.h; off: closed.cap 0), before the
-  // edge colours (closed_after_edge 0) or after them (1, measured better).
-  ClosedFormParams closed;
-  int closed_after_edge = 1;
   // Cleanup: values <= floor become 0, >= ceiling become 255 (0..255).
   int floor = 24, ceiling = 231;
 };
-
-/** The parameters in force: the defaults, or MATTE_REFINE_PARAMS (bench/quality only). */
-RefineParams refine_params();
 
 /**
  * The refined full-resolution matte. `model_rgb` is the image the model saw (model_width x

@@ -1,7 +1,7 @@
 #pragma once
 // Bilinear sampling positions of a smaller grid's rows/columns for each full-resolution one, pixel
 // centres aligned ((x + 0.5) * scale - 0.5): used wherever the refinement reads a model- or
-// working-resolution plane at full resolution (refine.cc, closed_form.cc). Not upscale.cc's: the
+// working-resolution plane at full resolution (refine.cc, foreground.cc). Not upscale.cc's: the
 // refine-off matte is sampled as libvips' linear resize samples it (x * scale - 0.5), in 1/256 weights,
 // to stay within one level of the libvips result it replaced.
 

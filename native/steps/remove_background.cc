@@ -2,6 +2,8 @@
 // at this point of the pipeline. Skipped when the image already has a pixel with alpha < 255.
 #include "../budget.h"
 #include "../errors.h"
+#include "../huge_pages.h"
+#include "../matte/foreground.h"
 #include "../matte/model.h"
 #include "../matte/refine.h"
 #include "../matte/upscale.h"
@@ -98,26 +100,40 @@ static VImage with_alpha(const VImage &rgb, const VImage &alpha) {
   return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
+// The cut-out of `rgb` with `alpha` (both full size, `image` rgb in memory): with `refine`, the
+// colours where it is not opaque estimated from the subject's (matte/foreground.h). A matte handed
+// in goes through here too, so a cached matte gives the same cut-out as a computed one.
+static VImage with_colours(const VImage &image, const VImage &alpha, const Step &step, Budget &budget) {
+  if (!step.refine) return with_alpha(image, alpha);
+  const VImage matte = alpha.copy_memory();  // a reference when it already is
+  VImage colour = new_memory_image(image.width(), image.height(), 3, VIPS_FORMAT_UCHAR);
+  estimate_foreground(static_cast<const uint8_t *>(image.data()), static_cast<const uint8_t *>(matte.data()),
+                      image.width(), image.height(), VIPS_IMAGE_ADDR(colour.get_image(), 0, 0), ForegroundParams(),
+                      &budget);
+  return with_alpha(colour, matte);
+}
+
 // The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.
 static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
                       const Step &step, Budget &budget) {
   const ModelSpec &spec = model.spec();
-  VImage alpha;
   if (step.refine) {
     // Refined at full resolution, guided by the image (matte/refine.cc).
-    alpha = refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                         spec.input_height, refine_params(), &budget);
+    const VImage image = copy_to_memory(rgb);
+    VImage alpha = refine_matte(image, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                                spec.input_height, RefineParams(), &budget);
     budget.check();
+    return with_colours(image, hand_back(alpha, step), step, budget);
+  }
+  // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
+  VImage alpha;
+  if (rgb.width() >= spec.input_width && rgb.height() >= spec.input_height) {
+    alpha = upscale_bilinear(matte.data(), spec.input_width, spec.input_height, rgb.width(), rgb.height());
   } else {
-    // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
-    if (rgb.width() >= spec.input_width && rgb.height() >= spec.input_height) {
-      alpha = upscale_bilinear(matte.data(), spec.input_width, spec.input_height, rgb.width(), rgb.height());
-    } else {
-      VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
-                                                          spec.input_height, 1, VIPS_FORMAT_UCHAR);
-      if (!copied) throw vips::VError();
-      alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
-    }
+    VipsImage *copied = vips_image_new_from_memory_copy(matte.data(), matte.size(), spec.input_width,
+                                                        spec.input_height, 1, VIPS_FORMAT_UCHAR);
+    if (!copied) throw vips::VError();
+    alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
   }
   return with_alpha(rgb, hand_back(alpha, step));
 }
@@ -131,7 +147,8 @@ static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
 VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
   if (in.has_alpha() && in.extract_band(in.bands() - 1).min() < 255) return in;
   VImage rgb = colour_of(in);
-  if (std::optional<VImage> given = given_matte(rgb, step)) return with_alpha(rgb, *given);
+  if (std::optional<VImage> given = given_matte(rgb, step))
+    return with_colours(step.refine ? copy_to_memory(rgb) : rgb, *given, step, budget);
   VImage small = model_sized(rgb, model.spec());
   budget.check();
   std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);

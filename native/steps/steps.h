@@ -61,4 +61,13 @@ std::optional<Box> find_trim_box(const vips::VImage &in);
 /** The bounding box of pixels with alpha > 0, or nothing when there is no alpha band. */
 std::optional<Box> find_opaque_box(const vips::VImage &in);
 
+/** `box` grown by `margin` pixels a side, or (percent) by margin % of its width left and right, of its height above and below. */
+Box with_margin(const Box &box, double margin, bool percent);
+
+/** The pixels of `in` in `box`; where the box passes the image's edge, transparent pixels. */
+vips::VImage box_of(const vips::VImage &in, const Box &box);
+
+/** The alpha band alone (255 where there is none): a one-band greyscale image. */
+vips::VImage extract_alpha(const vips::VImage &in);
+
 }  // namespace matte

@@ -1,8 +1,10 @@
 // trim: finds the box inside a uniform border. The border colour is the top-left pixel's; for an
 // image whose top-left pixel is fully transparent the border is transparency. Threshold 10/255.
-// Also the remove-background endpoint's crop to the bounding box of alpha > 0.
+// Also the remove-background endpoint's crop to the bounding box of alpha > 0 (with its margin,
+// past the image's edge with transparent pixels) and its mask (the alpha band alone).
 #include "steps.h"
 
+#include <cmath>
 #include <vector>
 
 using vips::VImage;
@@ -60,6 +62,35 @@ std::optional<Box> find_opaque_box(const VImage &in) {
   span(rows, &y0, &y1);
   if (x0 < 0 || y0 < 0) return Box{0, 0, 1, 1};  // nothing opaque: a single transparent pixel
   return Box{x0, y0, x1 - x0 + 1, y1 - y0 + 1};
+}
+
+}  // namespace matte
+
+namespace matte {
+
+Box with_margin(const Box &box, double margin, bool percent) {
+  const int x = int(std::lround(percent ? box.width * margin / 100 : margin));
+  const int y = int(std::lround(percent ? box.height * margin / 100 : margin));
+  return Box{box.left - x, box.top - y, box.width + 2 * x, box.height + 2 * y};
+}
+
+VImage box_of(const VImage &in, const Box &box) {
+  if (box.left >= 0 && box.top >= 0 && box.left + box.width <= in.width() && box.top + box.height <= in.height())
+    return in.crop(box.left, box.top, box.width, box.height);
+  // The colour of the new pixels repeats the edge's (a transparent pixel's colour: docs/api.md,
+  // "Cut-out colours"); their alpha is 0.
+  const int n = in.bands() - 1;
+  VImage colour = in.extract_band(0, VImage::option()->set("n", n))
+                      .embed(-box.left, -box.top, box.width, box.height, VImage::option()->set("extend", VIPS_EXTEND_COPY));
+  VImage alpha = in.extract_band(n).embed(-box.left, -box.top, box.width, box.height,
+                                          VImage::option()->set("extend", VIPS_EXTEND_BLACK));
+  return colour.bandjoin(alpha).copy(VImage::option()->set("interpretation", in.interpretation()));
+}
+
+VImage extract_alpha(const VImage &in) {
+  VImage alpha = in.has_alpha() ? in.extract_band(in.bands() - 1)
+                                : VImage::black(in.width(), in.height()).invert().cast(VIPS_FORMAT_UCHAR);
+  return alpha.cast(VIPS_FORMAT_UCHAR).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_B_W));
 }
 
 }  // namespace matte

@@ -122,6 +122,30 @@ test('setup errors are one line: unknown model, a bad format, an unreadable dire
   assert.equal(lines(none.stderr), [`matte: failed ${empty}: no image files in the directory`]);
 });
 
+test('--channels alpha writes the matte alone (greyscale PNG); --trim-margin grows the trimmed box exactly', async () => {
+  const masks = join(dir, 'masks');
+  const run = await runCli(['rmbg', inputs[0]!, '-o', masks, '--channels', 'alpha']);
+  assert.is(run.code, 0, run.stderr);
+  const mask = await readFile(join(masks, 'a.png'));
+  assert.is(mask[25], 0, 'PNG colour type 0: greyscale without alpha');
+  const trimmed = join(dir, 'trimmed'), margined = join(dir, 'margined');
+  assert.is((await runCli(['rmbg', inputs[0]!, '-o', trimmed, '--trim'])).code, 0);
+  const withMargin = await runCli(['rmbg', inputs[0]!, '-o', margined, '--trim', '--trim-margin', '20']);
+  assert.is(withMargin.code, 0, withMargin.stderr);
+  const a = await decode(await readFile(join(trimmed, 'a.png')));
+  const b = await decode(await readFile(join(margined, 'a.png')));
+  assert.equal([b.width, b.height], [a.width + 40, a.height + 40]);
+  const noTrim = await runCli(['rmbg', inputs[0]!, '-o', join(dir, 'x'), '--trim-margin', '20']);
+  assert.is(noTrim.code, 1);
+  assert.match(noTrim.stderr, /--trim-margin needs --trim/);
+  const bad = await runCli(['rmbg', inputs[0]!, '-o', join(dir, 'x'), '--trim', '--trim-margin', '60%']);
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, /--trim-margin must be/);
+  const channels = await runCli(['rmbg', inputs[0]!, '-o', join(dir, 'x'), '--channels', 'rgb']);
+  assert.is(channels.code, 1);
+  assert.match(channels.stderr, /--channels must be one of rgba, alpha/);
+});
+
 test('on a terminal: a progress bar redrawn in place on stderr, failures above it', async () => {
   // `script` (util-linux) gives the command a pseudo-terminal.
   const out = join(dir, 'out5');

@@ -60,7 +60,7 @@ test('GET /openapi.json is an OpenAPI 3.1 document of every route, its schema fr
   const editForm = doc.paths['/images/edit'].post.requestBody.content['multipart/form-data'].schema;
   assert.equal(Object.keys(editForm.properties).sort(), ['anim', 'format', 'input', 'model', 'operations', 'output', 'quality', 'refine']);
   const rbForm = doc.paths['/images/remove-background'].post.requestBody.content['multipart/form-data'].schema;
-  assert.equal(Object.keys(rbForm.properties).sort(), ['format', 'input', 'model', 'output', 'refine', 'trim']);
+  assert.equal(Object.keys(rbForm.properties).sort(), ['channels', 'format', 'input', 'model', 'output', 'refine', 'trim', 'trim_margin']);
   assert.equal(rbForm.properties.format.enum, ['png', 'webp']);
   const ops = editForm.properties.operations.contentSchema;
   assert.is(ops.maxItems, 20);

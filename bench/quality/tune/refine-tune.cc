@@ -10,7 +10,8 @@
 //   node dist/bench/quality/tune/refine-tune.js MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 // (refine-tune.ts reads MODEL's entry from models/registry.json and passes it to this binary.)
 //
-// SPLIT: tune | report | all. Each parameter set is a MATTE_REFINE_PARAMS value ('' = defaults).
+// SPLIT: tune | report | all. Each parameter set is 'key=value,...' (keys: params_from below; '' =
+// the defaults). The product never reads such a set: only this tool, built on its own, does.
 #include "../../../native/budget.h"
 #include "../../../native/errors.h"
 #include "../../../native/matte/model.h"
@@ -29,6 +30,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <thread>
@@ -39,6 +41,57 @@ using vips::VImage;
 namespace {
 
 const std::string kData = "bench/quality/data";
+
+// A parameter set of the search, 'key=value,...' over refine.h's RefineParams; a value out of its
+// range is brought back into it, never trusted.
+matte::RefineParams params_from(const std::string &all) {
+  matte::RefineParams p;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find(',', start);
+    if (end == std::string::npos) end = all.size();
+    std::string item = all.substr(start, end - start);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      std::string key = item.substr(0, eq);
+      double v = std::atof(item.c_str() + eq + 1);
+      if (!std::isfinite(v) || std::fabs(v) > 1e6) v = 0;
+      if (key == "low") p.band_low = float(v);
+      else if (key == "high") p.band_high = float(v);
+      else if (key == "grow") p.grow = int(v);
+      else if (key == "radius") p.radius = int(v);
+      else if (key == "eps") p.eps = float(v);
+      else if (key == "stretch") p.stretch = float(v);
+      else if (key == "slope") p.stretch_per_upscale = float(v);
+      else if (key == "eradius") p.edge.radius = int(v);
+      else if (key == "esure") p.edge.sure = int(v);
+      else if (key == "esep") p.edge.separation = float(v);
+      else if (key == "efit") p.edge.fit = float(v);
+      else if (key == "epairs") p.edge.pairs = int(v);
+      else if (key == "ewide") p.edge.wide = int(v);
+      else if (key == "floor") p.floor = int(v);
+      else if (key == "ceiling") p.ceiling = int(v);
+      else throw std::runtime_error("unknown parameter " + key);
+    }
+    start = end + 1;
+  }
+  p.band_low = std::clamp(p.band_low, 0.0f, 1.0f);
+  p.band_high = std::clamp(p.band_high, p.band_low, 1.0f);
+  p.grow = std::clamp(p.grow, 0, 64);
+  p.radius = std::clamp(p.radius, 1, 64);
+  p.eps = std::clamp(p.eps, 1e-8f, 10.0f);
+  p.stretch = std::clamp(p.stretch, 0.0f, 100.0f);
+  p.stretch_per_upscale = std::clamp(p.stretch_per_upscale, 0.0f, 100.0f);
+  p.edge.radius = std::clamp(p.edge.radius, 0, 4);  // the pairs mode keeps at most 81 samples
+  p.edge.sure = std::clamp(p.edge.sure, 128, 255);
+  p.edge.separation = std::max(p.edge.separation, 1e-3f);
+  p.edge.fit = std::max(p.edge.fit, 1e-3f);
+  p.edge.pairs = std::clamp(p.edge.pairs, 0, 1);
+  p.edge.wide = std::clamp(p.edge.wide, 1, 8);
+  p.floor = std::clamp(p.floor, 0, 255);
+  p.ceiling = std::clamp(p.ceiling, p.floor, 255);
+  return p;
+}
 
 // As native/steps/remove_background.cc.
 VImage stretch(const VImage &in, int width, int height, VipsKernel kernel) {
@@ -200,7 +253,7 @@ int main(int argc, char **argv) {
       plain_ms.push_back(ms_since(t0));
       t0 = std::clock();
       matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                          spec.input_height, matte::refine_params());
+                          spec.input_height, matte::RefineParams());
       refine_ms.push_back(ms_since(t0));
     }
     auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[1]; };
@@ -212,7 +265,7 @@ int main(int argc, char **argv) {
     // thread counts, which must be byte-identical to the one-thread matte.
     auto refined = [&] {
       return matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                                 spec.input_height, matte::refine_params());
+                                 spec.input_height, matte::RefineParams());
     };
     auto ms_wall = [](auto start) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -255,7 +308,7 @@ int main(int argc, char **argv) {
     bool aborted = false;
     try {
       matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width, spec.input_height,
-                          matte::refine_params(), &stopped);
+                          matte::RefineParams(), &stopped);
     } catch (const matte::Error &e) {
       aborted = e.code == "aborted";
     }
@@ -337,8 +390,7 @@ int main(int argc, char **argv) {
               model_name.c_str(), split.c_str(), cases.size(), nfound, plain.iou / n, plain.mae / n, plain.edge / n,
               plain_found_edge / std::max(1, nfound), plain.partial / n, plain.wrong / n, plain.soft / n);
   for (const std::string &set : sets) {
-    setenv("MATTE_REFINE_PARAMS", set.c_str(), 1);
-    matte::RefineParams params = matte::refine_params();
+    matte::RefineParams params = params_from(set);
     Scores total;
     double found_edge = 0, ms = 0;
     for (size_t k = 0; k < cases.size(); k++) {

@@ -250,6 +250,8 @@ function buildForm(endpoint) {
     form.append('anim', String($('anim').checked));
   } else {
     form.append('trim', String($('trim').checked));
+    if ($('trim-margin').value.trim()) form.append('trim_margin', $('trim-margin').value.trim());
+    form.append('channels', $('channels').value);
     if ($('model').value.trim()) form.append('model', $('model').value.trim());
   }
   form.append('format', $('format').value);
