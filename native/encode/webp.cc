@@ -37,7 +37,14 @@ struct Picture {
 
 void encode_webp(const VImage &image, int quality, Budget *budget, void **data, size_t *size) {
   // In memory first: see save.cc (libvips' leak when computing the input fails inside its saver).
-  VImage pixels = image.copy_memory();
+  VImage pixels = image;
+  // WebP has no greyscale: grey (and grey + alpha, such as a mask) is written as RGB, as libvips does.
+  if (pixels.bands() <= 2) {
+    VImage grey = pixels.extract_band(0);
+    VImage rgb = grey.bandjoin(grey).bandjoin(grey);
+    pixels = pixels.bands() == 2 ? rgb.bandjoin(pixels.extract_band(1)) : rgb;
+  }
+  pixels = pixels.copy_memory();
   if (budget) budget->check();
   int bands = pixels.bands();
   if (pixels.format() != VIPS_FORMAT_UCHAR || (bands != 3 && bands != 4))
