@@ -44,7 +44,7 @@ test('the client leaves during the URL fetch: the job never runs, nothing is sto
   await waitFor('the server to see the socket close', async () => (await connections()) === 0);
   release(); // the fetch completes after the client left
   const limiter = server.running.services.limiter;
-  await waitFor('the request handler to finish', () => limiter.stats.admitted === 0, { timeoutMs: 5000 });
+  await waitFor('the request handler to finish', () => limiter.stats.admitted === 0);
   assert.is(limiter.stats.admitted, 0, 'the request handler did not finish');
   assert.equal(await files(server.resultsDir), []);
 });
