@@ -74,14 +74,13 @@ class Output {
   Output &operator=(const Output &) = delete;
   ~Output() { g_free(data_); }
 
-  // Room for the whole file at once, only the pages written become resident. Grown step by step,
-  // the buffer was copied at each step (below glibc's raised mmap threshold, realloc moves it
-  // within the heap) and the freed steps stayed in the heap: +60-90 MB peak RSS on P3.
+  // Room for the whole file at once, only the pages written become resident: a buffer grown step
+  // by step is copied at each step, and glibc keeps the freed steps in its heap.
   void reserve(size_t n) {
     if (n <= capacity_) return;
     data_ = static_cast<uint8_t *>(g_realloc(data_, n));
     capacity_ = n;
-    advise_huge_pages(data_, n);  // huge_pages.h: a 12 MP file's 25-30 MB, written once
+    advise_huge_pages(data_, n);  // huge_pages.h: a large buffer written once
   }
 
   uint8_t *grow(size_t n) {
@@ -430,9 +429,9 @@ class Encoder {
   std::condition_variable room_;  // a stripe written, or aborted
   std::deque<std::shared_ptr<Stripe>> queue_;     // waiting for a deflater
   std::deque<std::shared_ptr<Stripe>> in_order_;  // submitted and not yet written, top to bottom
-  // Written stripes, kept with their buffers for the next ones: a new 0.5-1 MB buffer per stripe
-  // made glibc raise its mmap threshold and keep the freed blocks in the threads' arenas (peak RSS
-  // of P3 +60 MB); reused, the encoder allocates at most (in flight + 1) stripes.
+  // Written stripes, kept with their buffers for the next ones: a new buffer per stripe makes glibc
+  // raise its mmap threshold and keep the freed blocks in the threads' arenas; reused, the encoder
+  // allocates at most (in flight + 1) stripes.
   std::vector<std::shared_ptr<Stripe>> spare_;
   bool closing_ = false;
   std::atomic<bool> aborted_{false};
