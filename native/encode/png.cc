@@ -8,7 +8,7 @@
 // (adler32_combine over the stripes, in order). Each stripe's bytes are one IDAT chunk, its CRC
 // computed by the thread that deflated it.
 //
-// The deflater is libdeflate, which costs less CPU than zlib and writes smaller files (bench/README.md,
+// The deflater is libdeflate, which costs less CPU than zlib and writes smaller files (docs/architecture.md,
 // "PNG encoding"); it is whole-buffer only, so a stripe is a complete stream made non-final
 // afterwards (see Deflater). zlib remains for its inflate (finding that stream's last block) and
 // adler32_combine.
@@ -53,7 +53,7 @@ namespace {
 // size, much more with stripes of a few KiB.
 const size_t kStripeBytes = 512 * 1024;
 // libdeflate's level standing for pngsave's compression 6 (native/save.cc): the fastest of its own
-// scale whose files stay at most 5% larger than pngsave's (bench/README.md, "PNG encoding").
+// scale whose files stay at most 5% larger than pngsave's (docs/architecture.md, "PNG encoding").
 const int kLibdeflateLevel = 4;
 const uint8_t kZlibHeader[2] = {0x78, 0x9c};  // deflate, 32 KiB window, default level (RFC 1950)
 const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
