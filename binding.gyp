@@ -36,6 +36,7 @@
       "libraries": [
         "<!@(pkg-config --libs vips-cpp)",
         "-ldeflate",
+        "-lwebp",
         "-lz",
         "-ldl"
       ]

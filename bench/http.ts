@@ -95,7 +95,7 @@ function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEn
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), ...env },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), MATTE_METRICS_ADDRESS: 'off', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -124,6 +124,8 @@ const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     MATTE_RESULT_TTL_SECONDS: '30',
     MATTE_MAX_INPUT_BYTES: String(MAX_INPUT_BYTES),
     MATTE_ALLOW_PRIVATE_URLS: '1',
+    MATTE_URL_PORTS: '*', // the image host listens on a random port
+    MATTE_METRICS_ADDRESS: 'off',
     MATTE_CONCURRENCY: String(serverConcurrency),
     MATTE_LOG_LEVEL: 'warn',
   },

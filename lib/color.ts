@@ -24,10 +24,18 @@ function loadCulori(): NonNullable<typeof culori> {
 }
 const ACCEPTED_FORM = /^(#[0-9a-f]+|(rgba?|hsla?|hwb)\(.*\)|[a-z]+)$/i;
 
+/**
+ * The longest colour text parsed. The longest accepted form (`hsla(...)` with four decimal
+ * components) is well under it; culori's legacy rgb() pattern backtracks on long digit runs, so no
+ * longer text ever reaches it.
+ */
+export const MAX_COLOR_LENGTH = 64;
+
 const clampByte = (v: number) => Math.min(255, Math.max(0, Math.round(v * 255)));
 
 /** Parses a CSS colour; returns undefined when the string is not one of the accepted forms. */
 export function parseColor(text: string): Rgba | undefined {
+  if (text.length > MAX_COLOR_LENGTH) return undefined;
   // Every accepted form is case-insensitive in CSS; culori's function names are not.
   const trimmed = text.trim().toLowerCase();
   if (!ACCEPTED_FORM.test(trimmed)) return undefined;

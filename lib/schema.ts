@@ -2,7 +2,7 @@
 // The library validates with it, the server validates form fields with it, and the OpenAPI
 // document is generated from it, so the three cannot drift apart.
 import { z } from 'zod';
-import { parseColor, type Rgba } from './color.js';
+import { MAX_COLOR_LENGTH, parseColor, type Rgba } from './color.js';
 import { MatteError } from './errors.js';
 
 export const MAX_OPERATIONS = 20;
@@ -85,6 +85,7 @@ export const operationValueSchemas = {
   saturation: toneFactor(),
   background: z
     .string({ error: 'must be a CSS colour string' })
+    .max(MAX_COLOR_LENGTH, { error: `must be a CSS colour of at most ${MAX_COLOR_LENGTH} characters`, abort: true })
     .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),
   removeBackground: z.union([literalTrue(), removeBackgroundSettingsSchema], {
     error: 'must be true or an object with refine, model and/or tta',

@@ -1,5 +1,6 @@
 #include "load.h"
 
+#include "decoded_size.h"
 #include "errors.h"
 #include "libvips.h"
 #include "sniff.h"
@@ -54,8 +55,11 @@ int exif_orientation(const VImage &image) {
   return orientation >= 1 && orientation <= 8 ? orientation : 1;
 }
 
-// Largest shrink the decoder may apply so that the result is still at least the size that the
-// first resize will scale to. JPEG shrinks by 1, 2, 4 or 8 in the DCT; WebP scales freely.
+// The shrink the decoder applies before the first resize. WebP scales freely. JPEG shrinks by 1, 2,
+// 4 or 8 in the DCT, a coarse filter that aliases when lanczos3 is left almost nothing to do: a
+// shrink is used only when it leaves lanczos3 at least kMinResidualReduction, else the next smaller.
+constexpr double kMinResidualReduction = 1.25;
+
 double shrink_on_load(ImageType type, int stored_width, int stored_height, int orientation, const Step &step) {
   if (type != ImageType::Jpeg && type != ImageType::Webp) return 1;
   bool swapped = orientation >= 5;
@@ -66,21 +70,42 @@ double shrink_on_load(ImageType type, int stored_width, int stored_height, int o
   if (factor < 2) return 1;
   if (type == ImageType::Webp) return factor;
   for (int shrink : {8, 4, 2})
-    if (shrink <= factor) return shrink;
+    if (shrink * kMinResidualReduction <= factor) return shrink;
   return 1;
 }
 
-// 8-bit sRGB with 3 bands, or 4 with alpha. An unusable embedded profile is ignored.
+bool is_16bit(VipsInterpretation interpretation) {
+  return interpretation == VIPS_INTERPRETATION_RGB16 || interpretation == VIPS_INTERPRETATION_GREY16;
+}
+
+// Perceptual, as sharp does: users compare us with it, and every LUT profile holds the perceptual
+// table (ICC requires it) while some hold no colorimetric one, which libvips would ignore.
+// A 16-bit image is transformed at 16 bits: libvips 8.14 returns a 16-bit grey + alpha image's
+// colour at 8 bits but leaves its alpha on the 16-bit scale, so the cast below would clip it.
+// CMYK goes through the float PCS: lcms' optimised direct CMYK -> sRGB table is several levels off
+// the profile's own tables (lcms without precalculation); the two steps are not.
+VImage icc_to_srgb(const VImage &image, vips::VOption *options) {
+  options->set("intent", VIPS_INTENT_PERCEPTUAL);
+  if (image.interpretation() == VIPS_INTERPRETATION_CMYK)
+    return image.icc_import(options->set("pcs", VIPS_PCS_LAB))
+        .icc_export(VImage::option()->set("output_profile", "srgb")->set("intent", VIPS_INTENT_PERCEPTUAL)->set("depth", 8));
+  return image.icc_transform("srgb", options->set("depth", is_16bit(image.interpretation()) ? 16 : 8));
+}
+
+// 8-bit sRGB with 3 bands, or 4 with alpha. An unusable embedded profile is ignored; CMYK without
+// a profile is read with libvips' built-in CMYK profile.
 VImage to_srgb(VImage image) {
   if (image.get_typeof(VIPS_META_ICC_NAME)) {
     try {
-      image = image.icc_transform("srgb", VImage::option()->set("embedded", true)->set("depth", 8));
+      image = icc_to_srgb(image, VImage::option()->set("embedded", true));
     } catch (const VError &) {
       vips_error_clear();
       image = image.copy();
       image.remove(VIPS_META_ICC_NAME);
     }
   }
+  if (image.interpretation() == VIPS_INTERPRETATION_CMYK && !image.get_typeof(VIPS_META_ICC_NAME))
+    image = icc_to_srgb(image, VImage::option()->set("input_profile", "cmyk"));
   if (image.interpretation() != VIPS_INTERPRETATION_sRGB || image.format() != VIPS_FORMAT_UCHAR)
     image = image.colourspace(VIPS_INTERPRETATION_sRGB);
   if (image.format() != VIPS_FORMAT_UCHAR) image = image.cast(VIPS_FORMAT_UCHAR);
@@ -134,6 +159,11 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
                           std::to_string(vips_format_sizeof(header.format())) +
                           " bytes a pixel), more than the limit of " + std::to_string(uint64_t(budget)) +
                           " bytes (" + std::to_string(int(kDecodedBytesPerPixel)) + " bytes x the pixel limit)");
+  // What the decoder will really allocate, from the file's structure (decoded_size.h).
+  check_decoded_size(type, data, size,
+                     {width, frame_height, uint64_t(frames_used),
+                      uint64_t(header.bands()) * uint64_t(vips_format_sizeof(header.format()))},
+                     options.limits);
 
   int orientation = exif_orientation(header);
   double shrink = 1;

@@ -262,16 +262,25 @@ void apply(Frames &frames, const Step &step, const Plan &plan, const Model *mode
 }
 
 // Whether the input decodes completely on its own, loaded exactly as the job loaded it but with
-// no step: pixels are pulled through a cheap sink (the mean), frame after frame.
-bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
+// no step: pixels are pulled through a cheap sink (the mean), frame after frame. It is a second
+// decode of the whole input, so it runs under the job's budget and cancellation: a stop throws
+// the job's error.
+bool decodes(const uint8_t *data, size_t size, const LoadOptions &options, Budget &budget) {
   try {
+    budget.check();
     Frames frames = load(data, size, options);
-    for (const VImage &frame : frames.images) frame.avg();
+    budget.watch(frames);
+    for (const VImage &frame : frames.images) {
+      budget.check();
+      frame.avg();
+    }
     return true;
   } catch (const VError &) {
     vips_error_clear();
+    budget.check();
     return false;
   } catch (const Error &) {
+    budget.check();
     return false;
   }
 }
@@ -284,7 +293,8 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options) {
 // job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). Only as
 // a fallback is the captured text read, and only for this job's own decoder (a line of a decoder
 // of the same type in another job can at worst turn our 500 into a 415, never give another text).
-Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options) {
+Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options,
+               Budget &budget) {
   vips_error_clear();  // keeps the shared buffer short; no job's message is read from it
   std::optional<ImageType> type = sniff(data, size);
   std::string name = type ? type_name(*type) : "input";
@@ -293,7 +303,7 @@ Error classify(const std::string &captured, const uint8_t *data, size_t size, co
   std::string text = captured;
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   bool own_decoder = type && text.find(name) != std::string::npos;
-  if (own_decoder || !decodes(data, size, strict))
+  if (own_decoder || !decodes(data, size, strict, budget))
     return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
   return Error("internal", "image processing failed");
 }
@@ -326,14 +336,14 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
       budget.watch(frames);
     }
     budget.check();
-    return save(frames, plan.format, plan.quality);
+    return save(frames, plan.format, plan.quality, &budget);
   } catch (const VError &err) {
     // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
     if (budget.stopped() != Budget::Stop::None) {
       vips_error_clear();
       throw budget.error();
     }
-    throw classify(err.what(), data, size, options);
+    throw classify(err.what(), data, size, options, budget);
   }
 }
 

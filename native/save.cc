@@ -2,6 +2,7 @@
 
 #include "encode/avif.h"
 #include "encode/png.h"
+#include "encode/webp.h"
 #include "errors.h"
 
 #include <string>
@@ -79,7 +80,7 @@ void check_output_size(Format format, int width, int height) {
 
 }  // namespace
 
-Encoded save(const Frames &frames, Format format, int quality) {
+Encoded save(const Frames &frames, Format format, int quality, Budget *budget) {
   // Formats that cannot animate get the first frame only.
   Frames used = frames;
   if (!can_animate(format) && used.count() > 1) {
@@ -95,7 +96,10 @@ Encoded save(const Frames &frames, Format format, int quality) {
       if (png_encodable(image)) encode_png(image, &out.data, &out.size);
       else save_png(image, &out.data, &out.size);
       break;
-    case Format::Webp: save_webp(image, quality, &out.data, &out.size); break;
+    case Format::Webp:
+      if (used.count() == 1) encode_webp(image, quality, budget, &out.data, &out.size);
+      else save_webp(image, quality, &out.data, &out.size);
+      break;
     case Format::Jpeg: save_jpeg(image, quality, &out.data, &out.size); break;
     case Format::Gif: save_gif(image, &out.data, &out.size); break;
     case Format::Avif: save_avif(image, &out.data, &out.size); break;

@@ -16,6 +16,9 @@ struct Encoded {
   int frames;
 };
 
-Encoded save(const Frames &frames, Format format, int quality);
+class Budget;
+
+/** `budget` (may be null) also stops the encoders that libvips does not watch (encode/webp.h). */
+Encoded save(const Frames &frames, Format format, int quality, Budget *budget = nullptr);
 
 }  // namespace matte

@@ -1,5 +1,6 @@
 #include "sniff.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -50,8 +51,11 @@ static size_t skip_sub_blocks(const uint8_t *data, size_t size, size_t pos) {
   return 0;
 }
 
-int gif_frame_count(const uint8_t *data, size_t size) {
-  if (size < 13) return -1;
+GifLayout gif_layout(const uint8_t *data, size_t size) {
+  GifLayout layout;
+  if (size < 13) return layout;
+  layout.screen_width = layout.extent_width = data[6] | (data[7] << 8);
+  layout.screen_height = layout.extent_height = data[8] | (data[9] << 8);
   size_t pos = 13;
   uint8_t flags = data[10];
   if (flags & 0x80) pos += 3u * (1u << ((flags & 0x07) + 1));  // global colour table
@@ -66,6 +70,9 @@ int gif_frame_count(const uint8_t *data, size_t size) {
       pos = next;
     } else if (block == 0x2C) {  // image descriptor
       if (pos + 10 > size) break;
+      auto u16 = [&](size_t at) { return uint32_t(data[at] | (data[at + 1] << 8)); };
+      layout.extent_width = std::max(layout.extent_width, u16(pos + 1) + u16(pos + 5));
+      layout.extent_height = std::max(layout.extent_height, u16(pos + 3) + u16(pos + 7));
       uint8_t image_flags = data[pos + 9];
       pos += 10;
       if (image_flags & 0x80) pos += 3u * (1u << ((image_flags & 0x07) + 1));  // local colour table
@@ -78,8 +85,11 @@ int gif_frame_count(const uint8_t *data, size_t size) {
       break;  // garbage: the decoder decides what it can still show
     }
   }
-  return frames > 0 ? frames : -1;
+  layout.frames = frames > 0 ? frames : -1;
+  return layout;
 }
+
+int gif_frame_count(const uint8_t *data, size_t size) { return gif_layout(data, size).frames; }
 
 int webp_frame_count(const uint8_t *data, size_t size) {
   if (size < 12) return -1;
@@ -98,8 +108,67 @@ int webp_frame_count(const uint8_t *data, size_t size) {
   return frames > 0 ? frames : -1;
 }
 
-bool tiff_data_within_file(const uint8_t *data, size_t size) {
-  if (size < 8) return false;
+static uint32_t le24(const uint8_t *p) { return p[0] | (p[1] << 8) | (uint32_t(p[2]) << 16); }
+
+// The size a VP8 or VP8L bitstream decodes to, from its own header; {0, 0} when it is too short.
+static std::pair<uint32_t, uint32_t> webp_bitstream_size(const uint8_t *chunk, size_t length, bool lossless) {
+  const uint8_t *p = chunk + 8;
+  if (!lossless && length >= 10 && p[3] == 0x9D && p[4] == 0x01 && p[5] == 0x2A)
+    return {(p[6] | (p[7] << 8)) & 0x3FFF, (p[8] | (p[9] << 8)) & 0x3FFF};
+  if (lossless && length >= 5 && p[0] == 0x2F) {
+    uint32_t bits = le32(p + 1);
+    return {(bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1};
+  }
+  return {0, 0};
+}
+
+bool webp_frames_match_headers(const uint8_t *data, size_t size) {
+  if (size < 12) return true;
+  size_t end = std::min<size_t>(size, size_t(le32(data + 4)) + 8);
+  bool extended = false;
+  uint32_t canvas_width = 0, canvas_height = 0;
+  // Checks the VP8/VP8L chunks in [pos, stop) against the size that declares them.
+  auto bitstreams_match = [&](size_t pos, size_t stop, uint32_t width, uint32_t height) {
+    while (pos + 8 <= stop) {
+      const uint8_t *chunk = data + pos;
+      uint32_t length = le32(chunk + 4);
+      size_t available = std::min<size_t>(length, stop - pos - 8);
+      bool vp8 = std::memcmp(chunk, "VP8 ", 4) == 0, vp8l = std::memcmp(chunk, "VP8L", 4) == 0;
+      if (vp8 || vp8l) {
+        auto [w, h] = webp_bitstream_size(chunk, available, vp8l);
+        if (w && (w != width || h != height)) return false;
+      }
+      pos += 8 + size_t(length) + (length & 1);
+    }
+    return true;
+  };
+  size_t pos = 12;
+  while (pos + 8 <= end) {
+    const uint8_t *chunk = data + pos;
+    uint32_t length = le32(chunk + 4);
+    size_t stop = std::min<size_t>(end, pos + 8 + size_t(length));
+    if (std::memcmp(chunk, "VP8X", 4) == 0 && stop - pos >= 18) {
+      extended = true;
+      canvas_width = le24(chunk + 12) + 1;
+      canvas_height = le24(chunk + 15) + 1;
+    }
+    if (extended && (std::memcmp(chunk, "VP8 ", 4) == 0 || std::memcmp(chunk, "VP8L", 4) == 0) &&
+        !bitstreams_match(pos, stop, canvas_width, canvas_height))
+      return false;
+    if (std::memcmp(chunk, "ANMF", 4) == 0 && stop - pos >= 24) {
+      const uint8_t *frame = chunk + 8;
+      uint32_t x = 2 * le24(frame), y = 2 * le24(frame + 3);
+      uint32_t width = le24(frame + 6) + 1, height = le24(frame + 9) + 1;
+      if (!extended || x + width > canvas_width || y + height > canvas_height) return false;
+      if (!bitstreams_match(pos + 24, stop, width, height)) return false;
+    }
+    pos += 8 + size_t(length) + (length & 1);
+  }
+  return true;
+}
+
+std::optional<TiffLayout> tiff_layout(const uint8_t *data, size_t size) {
+  if (size < 8) return std::nullopt;
   bool little = data[0] == 'I';
   auto u16 = [&](size_t at) -> uint32_t {
     return little ? data[at] | (data[at + 1] << 8) : (data[at] << 8) | data[at + 1];
@@ -109,9 +178,9 @@ bool tiff_data_within_file(const uint8_t *data, size_t size) {
                   : (uint32_t(data[at]) << 24) | (data[at + 1] << 16) | (data[at + 2] << 8) | data[at + 3];
   };
   uint32_t ifd = u32(4);
-  if (ifd < 8 || size_t(ifd) + 2 > size) return false;
+  if (ifd < 8 || size_t(ifd) + 2 > size) return std::nullopt;
   uint32_t entries = u16(ifd);
-  if (size_t(ifd) + 2 + size_t(entries) * 12 > size) return false;
+  if (size_t(ifd) + 2 + size_t(entries) * 12 > size) return std::nullopt;
 
   // Reads the values of one tag (SHORT or LONG), inline or at an offset.
   auto values = [&](size_t entry) -> std::vector<uint64_t> {
@@ -126,18 +195,111 @@ bool tiff_data_within_file(const uint8_t *data, size_t size) {
     for (uint32_t i = 0; i < count; i++) out.push_back(width == 2 ? u16(at + i * 2) : u32(at + i * 4));
     return out;
   };
+  auto first = [&](size_t entry, uint64_t otherwise) {
+    std::vector<uint64_t> v = values(entry);
+    return v.empty() ? otherwise : v.front();
+  };
 
-  std::vector<uint64_t> offsets, counts;
+  TiffLayout layout;
+  uint64_t rows_per_strip = UINT32_MAX;  // the default: one strip
   for (uint32_t i = 0; i < entries; i++) {
     size_t entry = ifd + 2 + size_t(i) * 12;
-    uint32_t tag = u16(entry);
-    if (tag == 273 || tag == 324) offsets = values(entry);  // StripOffsets, TileOffsets
-    if (tag == 279 || tag == 325) counts = values(entry);   // StripByteCounts, TileByteCounts
+    switch (u16(entry)) {
+      case 256: layout.width = first(entry, 0); break;
+      case 257: layout.height = first(entry, 0); break;
+      case 258: {  // BitsPerSample, one value a sample: the widest counts
+        for (uint64_t bits : values(entry)) layout.bits_per_sample = std::max(layout.bits_per_sample, bits);
+        break;
+      }
+      case 259: layout.compression = uint32_t(first(entry, 1)); break;
+      case 277: layout.samples = first(entry, 1); break;
+      case 278: rows_per_strip = first(entry, UINT32_MAX); break;
+      case 322: layout.chunk_width = first(entry, 0), layout.tiled = true; break;
+      case 323: layout.chunk_height = first(entry, 0), layout.tiled = true; break;
+      case 273: case 324: layout.offsets = values(entry); break;  // StripOffsets, TileOffsets
+      case 279: case 325: layout.counts = values(entry); break;   // StripByteCounts, TileByteCounts
+    }
   }
-  if (offsets.empty() || offsets.size() != counts.size()) return false;
-  for (size_t i = 0; i < offsets.size(); i++)
-    if (offsets[i] + counts[i] > size) return false;
+  // A strip is as wide as the image and libtiff clamps its rows to the image's.
+  if (!layout.tiled) {
+    layout.chunk_width = layout.width;
+    layout.chunk_height = std::min(rows_per_strip, layout.height);
+  }
+  return layout;
+}
+
+bool tiff_data_within_file(const uint8_t *data, size_t size) {
+  std::optional<TiffLayout> layout = tiff_layout(data, size);
+  if (!layout || layout->offsets.empty() || layout->offsets.size() != layout->counts.size()) return false;
+  for (size_t i = 0; i < layout->offsets.size(); i++)
+    if (layout->offsets[i] + layout->counts[i] > size) return false;
   return true;
+}
+
+uint64_t jpeg_coefficient_bytes(const uint8_t *data, size_t size) {
+  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+  size_t pos = 2;
+  bool progressive = false;
+  int components = 0;
+  uint64_t width = 0, height = 0, bytes = 0;
+  while (pos + 4 <= size) {
+    if (data[pos] != 0xFF) return 0;
+    uint8_t marker = data[pos + 1];
+    if (marker == 0xFF) {
+      pos += 1;
+      continue;
+    }
+    size_t length = (size_t(data[pos + 2]) << 8) | data[pos + 3];
+    const uint8_t *p = data + pos + 4;
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      if (pos + 10 > size) return 0;
+      progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+      height = (uint64_t(p[1]) << 8) | p[2];
+      width = (uint64_t(p[3]) << 8) | p[4];
+      components = p[5];
+      if (pos + 10 + size_t(components) * 3 > size) return 0;
+      int h_max = 1, v_max = 1;
+      for (int i = 0; i < components; i++) {
+        h_max = std::max(h_max, p[7 + i * 3] >> 4);
+        v_max = std::max(v_max, p[7 + i * 3] & 0x0F);
+      }
+      // Each component's blocks, rounded up to whole MCUs, 64 coefficients of 2 bytes a block.
+      uint64_t mcu_cols = (width + 8 * h_max - 1) / (8 * h_max), mcu_rows = (height + 8 * v_max - 1) / (8 * v_max);
+      for (int i = 0; i < components; i++)
+        bytes += mcu_cols * (p[7 + i * 3] >> 4) * mcu_rows * (p[7 + i * 3] & 0x0F) * 64 * 2;
+    }
+    if (marker == 0xDA) {  // the first scan: fewer components than the frame means several scans
+      if (pos + 5 > size) return 0;
+      return progressive || p[0] < components ? bytes : 0;
+    }
+    if (marker == 0xD9) return 0;
+    pos += 2 + length;
+  }
+  return 0;
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> jpeg_frame_size(const uint8_t *data, size_t size) {
+  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return std::nullopt;
+  size_t pos = 2;
+  while (pos + 4 <= size) {
+    if (data[pos] != 0xFF) return std::nullopt;
+    uint8_t marker = data[pos + 1];
+    if (marker == 0xFF) {  // fill byte
+      pos += 1;
+      continue;
+    }
+    size_t length = (size_t(data[pos + 2]) << 8) | data[pos + 3];
+    // SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC): precision, height, width.
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      if (pos + 9 > size) return std::nullopt;
+      uint32_t height = (uint32_t(data[pos + 5]) << 8) | data[pos + 6];
+      uint32_t width = (uint32_t(data[pos + 7]) << 8) | data[pos + 8];
+      return std::make_pair(width, height);
+    }
+    if (marker == 0xDA || marker == 0xD9) return std::nullopt;  // scan data or end before any frame
+    pos += 2 + length;
+  }
+  return std::nullopt;
 }
 
 }  // namespace matte

@@ -1,7 +1,8 @@
 // Builds the Koa app from a Config (testable without listening) and starts/stops the HTTP server.
 //
-//   request id + access log -> shutdown marker -> bounded drain of unread bodies -> JSON errors
-//   -> router (image routes: API key -> load shedding -> form -> job limiter) -> 404 / 405
+//   request id + access log -> idle deadline of the response -> shutdown marker -> bounded drain of
+//   unread bodies -> JSON errors -> router (image routes: API key (and its failure count) -> load
+//   shedding -> form -> job limiter) -> 404 / 405. /metrics without a key listens apart.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,13 +10,16 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
-import { defaultPublicUrl, type Config } from './config.js';
+import { defaultPublicUrl, urlPortAllowed, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
 import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
 import { corsMiddleware } from './cors.js';
 import { Metrics, metricsRoute } from './metrics.js';
+import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
+import { AuthFailures } from './auth-failures.js';
 import { RunningJobs } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, JobLimiter, requestContext, shedLoad } from './middleware.js';
+import { idleResponseDeadline } from './response-deadline.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
@@ -84,6 +88,7 @@ export function createApp(options: AppOptions): MatteApp {
       isAllowed: options.isAllowedAddress,
       dnsServers: config.dnsServers,
       slots: new FetchSlots(config.maxUrlFetches),
+      isAllowedPort: (port) => urlPortAllowed(config.urlPorts, port),
     },
     limits: { maxPixels: config.maxInputPixels, maxFrames: config.maxAnimationFrames, maxMatteFrames: config.maxMatteFrames },
     shuttingDown: false,
@@ -96,17 +101,20 @@ export function createApp(options: AppOptions): MatteApp {
   const clientGone = (err: { code?: string }) => ['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'].includes(err?.code ?? '');
   app.on('error', (err) => (clientGone(err) ? logger.debug({ err }, 'client went away during the response') : logger.error({ err }, 'unhandled error')));
 
-  const router = new Router();
-  const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys), shedLoad(services.limiter)];
+  // Paths match exactly (case and trailing slash): what the access log redacts is what is routed.
+  const router = new Router({ sensitive: true, strict: true });
+  const authFailures = new AuthFailures(config.authFailuresPerMinute);
+  const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys, authFailures), shedLoad(services.limiter)];
   editRoute(router, services, imageGuards);
   removeBackgroundRoute(router, services, imageGuards);
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
-  metricsRoute(router, services.metrics, config.metricsKey);
+  if (config.metricsKey) metricsRoute(router, services.metrics, config.metricsKey, authFailures); // else on its own listener
   webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
+  app.use(idleResponseDeadline(config.idleTimeoutMs));
   app.use(services.metrics.middleware());
   const cors = corsMiddleware(config.corsOrigins);
   if (cors) app.use(cors);
@@ -152,6 +160,8 @@ export interface RunningServer {
   server: http.Server;
   /** http://host:port actually bound. */
   url: string;
+  /** The metrics listener (MATTE_METRICS_ADDRESS), unless it is off. */
+  metrics?: MetricsListener;
   services: Services;
   /** Stops accepting, lets running requests finish (up to the shutdown timeout), stops the store. */
   close(): Promise<void>;
@@ -205,6 +215,17 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
       resolve();
     });
   });
+  let metrics: MetricsListener | undefined;
+  if (config.metricsAddress) {
+    try {
+      metrics = await listenForMetrics(services.metrics, config.metricsAddress);
+    } catch (err) {
+      await new Promise((resolve) => server.close(resolve));
+      await services.store.close();
+      const { host, port } = config.metricsAddress;
+      throw new Error(`MATTE_METRICS_ADDRESS=${host}:${port} cannot be listened on (${(err as NodeJS.ErrnoException).code ?? err}); set another address, or off`);
+    }
+  }
   const address = server.address() as AddressInfo;
   const url = defaultPublicUrl(address.address, address.port);
   if (!config.publicUrlExplicit) config.publicUrl = defaultPublicUrl(config.host, address.port);
@@ -234,11 +255,12 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
         });
         server.closeIdleConnections();
       });
+      await metrics?.close();
       await services.store.close();
     })();
     return closing;
   };
-  const running: RunningServer = { server, url, services, close };
+  const running: RunningServer = { server, url, metrics, services, close };
   // Requests are served from here on, while the model still loads: the caller can stop gracefully.
   options.onListening?.(running);
   await services.model.ensure().catch(() => {}); // logged; /readyz stays 503 until it loads

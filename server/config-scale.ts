@@ -15,11 +15,13 @@ export const SCALE_VARIABLES = [
   'MATTE_S3_PREFIX',
   'MATTE_S3_ENDPOINT',
   'MATTE_S3_FORCE_PATH_STYLE',
+  'MATTE_S3_TIMEOUT_SECONDS',
   'AWS_REGION',
   'AWS_ACCESS_KEY_ID',
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
   'MATTE_METRICS_KEY',
+  'MATTE_METRICS_ADDRESS',
   'MATTE_CORS_ORIGINS',
 ] as const;
 
@@ -27,8 +29,10 @@ export const RESULT_STORES = ['disk', 's3'] as const;
 
 export interface S3Settings {
   bucket: string;
-  /** Prepended to every key, e.g. "matte/results/". */
+  /** Prepended to every key (default "matte-results/"; "/" for the bucket's root). */
   prefix: string;
+  /** The deadline of one S3 call (MATTE_S3_TIMEOUT_SECONDS). */
+  timeoutMs: number;
   /** For S3-compatible stores: http(s)://host[:port]. */
   endpoint?: string;
   forcePathStyle: boolean;
@@ -40,13 +44,15 @@ export interface S3Settings {
 
 export interface ScaleConfig {
   resultsStore: (typeof RESULT_STORES)[number];
-  /** MATTE_RESULTS_MAX_BYTES; 0: no quota. */
+  /** MATTE_RESULTS_MAX_BYTES (default 1 GiB); 0: no quota. */
   resultsMaxBytes: number;
   resultsPresign: boolean;
   /** Set when resultsStore is s3. */
   s3?: S3Settings;
-  /** The key /metrics requires (never logged); undefined: /metrics is open. */
+  /** The key /metrics on the public port requires (never logged); undefined: no /metrics there. */
   metricsKey?: string;
+  /** Where /metrics is served without a key (MATTE_METRICS_ADDRESS); undefined: nowhere (`off`). */
+  metricsAddress?: { host: string; port: number };
   /** Origins allowed by CORS (`*` for any); empty: no CORS headers. */
   corsOrigins: string[];
 }
@@ -61,6 +67,12 @@ export function defaultResultsDir(env: Env): string {
   return join(base, 'matte', 'results');
 }
 
+/** The default result quota: finite, so that one key holder cannot fill the disk or the bucket. */
+export const DEFAULT_RESULTS_MAX_BYTES = 1024 * 1024 * 1024;
+
+/** The default key prefix: a bucket's root may hold other applications' objects. */
+export const DEFAULT_S3_PREFIX = 'matte-results/';
+
 // S3 bucket names (and the looser ones of S3-compatible stores): 3..63 of a-z 0-9 . - _
 const BUCKET = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
 
@@ -68,7 +80,7 @@ function s3Settings(env: Env): S3Settings {
   const bucket = present(env, 'MATTE_S3_BUCKET');
   if (bucket === undefined) throw new ConfigError('MATTE_S3_BUCKET is required with MATTE_RESULTS_STORE=s3');
   if (!BUCKET.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
-  const prefix = (present(env, 'MATTE_S3_PREFIX') ?? '').replace(/^\/+/, '');
+  const prefix = (present(env, 'MATTE_S3_PREFIX') ?? DEFAULT_S3_PREFIX).replace(/^\/+/, '');
   if (prefix.length > 512) throw new ConfigError('MATTE_S3_PREFIX is longer than 512 characters');
   let endpoint: string | undefined;
   const url = httpUrl(env, 'MATTE_S3_ENDPOINT', 'http://127.0.0.1:9000');
@@ -87,9 +99,20 @@ function s3Settings(env: Env): S3Settings {
     prefix,
     endpoint,
     forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE'),
+    timeoutMs: integer(env, 'MATTE_S3_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     region: present(env, 'AWS_REGION'),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined,
   };
+}
+
+/** MATTE_METRICS_ADDRESS: `host:port` or `[v6]:port` (port 0: any free one), or `off`; default 127.0.0.1:9464. */
+function metricsAddress(env: Env): { host: string; port: number } | undefined {
+  const text = present(env, 'MATTE_METRICS_ADDRESS') ?? '127.0.0.1:9464';
+  if (text.toLowerCase() === 'off') return undefined;
+  const match = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(text) ?? /^([^:\s]+):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) throw new ConfigError(`MATTE_METRICS_ADDRESS=${JSON.stringify(text)} is not host:port (e.g. 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464) or off`);
+  return { host: match[1]!, port };
 }
 
 function corsOrigins(env: Env): string[] {
@@ -125,10 +148,11 @@ export function loadScaleConfig(env: Env): ScaleConfig {
   if (metricsKey !== undefined && !/^[\x21-\x7e]+$/.test(metricsKey)) throw new ConfigError('MATTE_METRICS_KEY holds a space or a non-ASCII character (it is sent in an HTTP header)');
   return {
     resultsStore: store as ScaleConfig['resultsStore'],
-    resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
+    resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', DEFAULT_RESULTS_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
     resultsPresign,
     s3: store === 's3' ? s3Settings(env) : undefined,
     metricsKey,
+    metricsAddress: metricsAddress(env),
     corsOrigins: corsOrigins(env),
   };
 }

@@ -28,6 +28,8 @@ export interface Config extends ScaleConfig {
   apiKeys: string[];
   /** The key generated because none was configured (printed once at start-up), else undefined. */
   generatedKey?: string;
+  /** Wrong keys allowed per address and minute before 429 (MATTE_AUTH_FAILURES_PER_MINUTE); 0: no limit. */
+  authFailuresPerMinute: number;
   resultsDir: string;
   resultTtlSeconds: number;
   maxInputBytes: number;
@@ -39,6 +41,8 @@ export interface Config extends ScaleConfig {
   jobThreads?: number;
   queueLimit: number;
   allowPrivateUrls: boolean;
+  /** The ports URL inputs may name (MATTE_URL_PORTS): inclusive ranges, or `*` for any. */
+  urlPorts: Array<[number, number]> | '*';
   urlFetchTimeoutMs: number;
   /** URL inputs fetched at once; beyond it, 503 overloaded. */
   maxUrlFetches: number;
@@ -46,6 +50,8 @@ export interface Config extends ScaleConfig {
   dnsServers?: string[];
   /** Time allowed to receive a whole request body. */
   requestTimeoutMs: number;
+  /** A response whose client reads nothing for this long is cut (MATTE_IDLE_TIMEOUT_SECONDS). */
+  idleTimeoutMs: number;
   shutdownTimeoutMs: number;
   /** The time budget of one image job (MATTE_JOB_TIMEOUT_SECONDS), from when it starts running. */
   jobTimeoutMs: number;
@@ -65,6 +71,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_PUBLIC_URL',
   'MATTE_API_KEYS',
   'MATTE_API_KEYS_FILE',
+  'MATTE_AUTH_FAILURES_PER_MINUTE',
   'MATTE_RESULTS_DIR',
   'MATTE_RESULT_TTL_SECONDS',
   'MATTE_MAX_INPUT_BYTES',
@@ -75,10 +82,12 @@ export const CONFIG_VARIABLES = [
   'MATTE_JOB_THREADS',
   'MATTE_QUEUE_LIMIT',
   'MATTE_ALLOW_PRIVATE_URLS',
+  'MATTE_URL_PORTS',
   'MATTE_URL_FETCH_TIMEOUT_SECONDS',
   'MATTE_MAX_URL_FETCHES',
   'MATTE_DNS_SERVERS',
   'MATTE_REQUEST_TIMEOUT_SECONDS',
+  'MATTE_IDLE_TIMEOUT_SECONDS',
   'MATTE_SHUTDOWN_TIMEOUT_SECONDS',
   'MATTE_JOB_TIMEOUT_SECONDS',
   'MATTE_MODEL',
@@ -112,6 +121,30 @@ function dnsServerList(env: Env): string[] | undefined {
   }
   if (servers.length === 0) throw new ConfigError('MATTE_DNS_SERVERS holds no server');
   return servers;
+}
+
+/** MATTE_URL_PORTS: `*`, or comma-separated ports and ranges (`80,443,8000-8999`); default 80 and 443. */
+function urlPortList(env: Env): Array<[number, number]> | '*' {
+  const text = present(env, 'MATTE_URL_PORTS');
+  if (text === undefined) return [[80, 80], [443, 443]];
+  if (text === '*') return '*';
+  const ranges: Array<[number, number]> = [];
+  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(item);
+    const low = Number(match?.[1]);
+    const high = match?.[2] === undefined ? low : Number(match[2]);
+    if (!match || low < 1 || high > 65535 || high < low) {
+      throw new ConfigError(`MATTE_URL_PORTS: ${JSON.stringify(item)} is not a port or a range of ports (expected e.g. 80,443,8000-8999, or *)`);
+    }
+    ranges.push([low, high]);
+  }
+  if (ranges.length === 0) throw new ConfigError('MATTE_URL_PORTS holds no port (expected e.g. 80,443,8000-8999, or *)');
+  return ranges;
+}
+
+/** Whether a URL input may name `port` under MATTE_URL_PORTS. */
+export function urlPortAllowed(ports: Config['urlPorts'], port: number): boolean {
+  return ports === '*' || ports.some(([low, high]) => port >= low && port <= high);
 }
 
 /** http://HOST:PORT, with `localhost` for an all-interfaces HOST and brackets for IPv6. */
@@ -161,6 +194,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     apiKeys.push(generatedKey);
   }
 
+  const authFailuresPerMinute = integer(env, 'MATTE_AUTH_FAILURES_PER_MINUTE', 20, 0, 1_000_000);
   const resultsDir = present(env, 'MATTE_RESULTS_DIR') ?? defaultResultsDir(env);
   const resultTtlSeconds = integer(env, 'MATTE_RESULT_TTL_SECONDS', MAX_RESULT_TTL_SECONDS, 1, MAX_RESULT_TTL_SECONDS);
   const maxInputBytes = integer(env, 'MATTE_MAX_INPUT_BYTES', 25 * MIB, 1, 2 ** 31 - 1);
@@ -172,10 +206,12 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
   const jobThreads = present(env, 'MATTE_JOB_THREADS') === undefined ? undefined : integer(env, 'MATTE_JOB_THREADS', cores, 1, 1024);
   const queueLimit = integer(env, 'MATTE_QUEUE_LIMIT', 4 * concurrency, 0, 1_000_000);
   const allowPrivateUrls = flag(env, 'MATTE_ALLOW_PRIVATE_URLS');
+  const urlPorts = urlPortList(env);
   const urlFetchTimeoutMs = integer(env, 'MATTE_URL_FETCH_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
   const maxUrlFetches = integer(env, 'MATTE_MAX_URL_FETCHES', Math.max(4, concurrency), 1, 1024);
   const dnsServers = dnsServerList(env);
   const requestTimeoutMs = integer(env, 'MATTE_REQUEST_TIMEOUT_SECONDS', 60, 1, 3600) * 1000;
+  const idleTimeoutMs = integer(env, 'MATTE_IDLE_TIMEOUT_SECONDS', 30, 1, 3600) * 1000;
   const shutdownTimeoutMs = integer(env, 'MATTE_SHUTDOWN_TIMEOUT_SECONDS', 30, 0, 3600) * 1000;
   const jobTimeoutMs = integer(env, 'MATTE_JOB_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000;
   const models = modelList(env);
@@ -191,6 +227,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     publicUrlExplicit: publicUrl !== undefined,
     apiKeys,
     generatedKey,
+    authFailuresPerMinute,
     resultsDir,
     resultTtlSeconds,
     maxInputBytes,
@@ -201,10 +238,12 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     jobThreads,
     queueLimit,
     allowPrivateUrls,
+    urlPorts,
     urlFetchTimeoutMs,
     maxUrlFetches,
     dnsServers,
     requestTimeoutMs,
+    idleTimeoutMs,
     shutdownTimeoutMs,
     jobTimeoutMs,
     models,

@@ -17,8 +17,10 @@ export class HttpError extends Error {
   readonly headers: Record<string, string>;
   /** The request body may be unread: answer, then close the connection gracefully. */
   readonly closeConnection: boolean;
+  /** What the log may know and the client must not (e.g. why a URL could not be fetched). */
+  readonly detail?: string;
 
-  constructor(status: number, code: string, message: string, options: { path?: string; headers?: Record<string, string>; closeConnection?: boolean; cause?: unknown } = {}) {
+  constructor(status: number, code: string, message: string, options: { path?: string; headers?: Record<string, string>; closeConnection?: boolean; cause?: unknown; detail?: string } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HttpError';
     this.status = status;
@@ -26,6 +28,7 @@ export class HttpError extends Error {
     if (options.path !== undefined) this.path = options.path;
     this.headers = options.headers ?? {};
     this.closeConnection = options.closeConnection ?? false;
+    if (options.detail !== undefined) this.detail = options.detail;
   }
 }
 
@@ -99,6 +102,8 @@ export function errorHandler(options: { modelReady: () => boolean }) {
       if (httpError.status >= 500 && httpError.code !== 'overloaded' && httpError.code !== 'shutting_down') {
         const cause = httpError.cause ?? err;
         ctx.state.log?.error({ err: cause, code: httpError.code }, 'request failed');
+      } else if (httpError.detail !== undefined) {
+        ctx.state.log?.info({ code: httpError.code, detail: httpError.detail }, 'request refused');
       }
       // Headers set before the error (e.g. by a half-done download) must not leak into the error.
       if (!ctx.headerSent) {

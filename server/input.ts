@@ -193,7 +193,12 @@ export interface FetchOptions {
   dnsServers?: string[];
   /** Bounds the fetches running at once (MATTE_MAX_URL_FETCHES); none when absent. */
   slots?: FetchSlots;
+  /** Whether a port may be connected to (MATTE_URL_PORTS); default: 80 and 443 only. */
+  isAllowedPort?: (port: number) => boolean;
 }
+
+/** The ports URL inputs may name when MATTE_URL_PORTS is not set. */
+export const DEFAULT_URL_PORTS = [80, 443];
 
 /** A counter of the URL fetches running at once; beyond `max`, 503 overloaded (with Retry-After). */
 export class FetchSlots {
@@ -213,7 +218,27 @@ export class FetchSlots {
   }
 }
 
-const fetchFailed = (message: string, cause?: unknown) => new HttpError(422, 'input_url_fetch_failed', message, { path: 'input', cause });
+const fetchFailed = (message: string, cause?: unknown, detail?: string) => new HttpError(422, 'input_url_fetch_failed', message, { path: 'input', cause, detail });
+
+/**
+ * The client is told that the fetch failed, not why: an errno or an upstream status would tell a
+ * key holder which ports are open behind the guard. The reason goes to the log (`detail`).
+ */
+const unreachable = (detail: string, cause?: unknown) => fetchFailed('the input URL could not be fetched (the server log has the reason, under this request id)', cause, detail);
+
+/** The port a URL connects to. */
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/** Refuses a URL whose port is not allowed (400 input_url_forbidden), before its host is resolved. */
+function checkPort(url: URL, options: FetchOptions): void {
+  const port = portOf(url);
+  const allowed = options.isAllowedPort ?? ((p: number) => DEFAULT_URL_PORTS.includes(p));
+  if (!allowed(port)) {
+    throw new HttpError(400, 'input_url_forbidden', 'the input URL names a port that is not allowed (by default only 80 and 443; MATTE_URL_PORTS allows more)', { path: 'input', detail: `port ${port}` });
+  }
+}
 
 /** Parses the `input` text field: an absolute http: or https: URL (400 otherwise). */
 export function parseInputUrl(text: string): URL {
@@ -274,7 +299,7 @@ async function resolveTarget(url: URL, options: FetchOptions, signal: AbortSigna
       addresses = await resolveHost(host, options, signal, deadline - Date.now());
     } catch (err) {
       if (signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s (resolving its host)`, err);
-      throw fetchFailed(`cannot resolve the host of the input URL (${(err as NodeJS.ErrnoException).code ?? 'error'})`, err);
+      throw fetchFailed('cannot resolve the host of the input URL', err, `DNS: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     if (addresses.length === 0) throw fetchFailed('the host of the input URL has no address');
   }
@@ -283,7 +308,7 @@ async function resolveTarget(url: URL, options: FetchOptions, signal: AbortSigna
     for (const { address } of addresses) {
       if (!isAllowed(address)) {
         const range = classifyAddress(address).range;
-        throw new HttpError(400, 'input_url_forbidden', `the input URL's host resolves to a non-public address (${range}); only public addresses are fetched`, { path: 'input' });
+        throw new HttpError(400, 'input_url_forbidden', "the input URL's host resolves to a non-public address; only public addresses are fetched", { path: 'input', detail: `address range ${range}` });
       }
     }
   }
@@ -348,6 +373,7 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
   let url = input;
   try {
     for (let hop = 0; ; hop++) {
+      checkPort(url, options);
       const target = await resolveTarget(url, options, controller.signal, deadline);
       if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`);
       let res: IncomingMessage;
@@ -355,11 +381,12 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
         res = await request(url, target, controller.signal);
       } catch (err) {
         if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);
-        throw fetchFailed(`cannot fetch the input URL (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+        throw unreachable(`connect: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err);
       }
       const status = res.statusCode ?? 0;
       if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
-        res.resume();
+        // Its body is not wanted: the socket is closed now, not drained (a body may never end).
+        res.destroy();
         if (hop >= MAX_REDIRECTS) throw fetchFailed(`the input URL redirects more than ${MAX_REDIRECTS} times`);
         let next: URL;
         try {
@@ -372,19 +399,21 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
         continue;
       }
       if (status < 200 || status > 299) {
-        res.resume();
-        throw fetchFailed(`the input URL answered with HTTP status ${status}`);
+        res.destroy();
+        throw unreachable(`HTTP status ${status}`);
       }
       try {
         return await readCapped(res, options.maxBytes);
       } catch (err) {
         if (err instanceof HttpError) throw err;
         if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);
-        throw fetchFailed(`the input URL's body could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+        throw unreachable(`body: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err);
       }
     }
   } finally {
     clearTimeout(timer);
+    // Whatever is still open (a request whose answer was not read, a body cut short) is closed.
+    controller.abort();
     release?.();
   }
 }

@@ -89,10 +89,11 @@ async function run(config: Config): Promise<void> {
     fail(`cannot start: ${(err as Error).message}`);
   }
   if (stopping || !running) return; // a signal came during the start: close() is under way
-  logger.info({ url: running.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsStore: config.resultsStore, ...(config.resultsStore === 'disk' ? { resultsDir: config.resultsDir } : { bucket: config.s3?.bucket }) }, 'listening');
+  logger.info({ url: running.url, metricsUrl: running.metrics?.url, publicUrl: config.publicUrl, concurrency: config.concurrency, queueLimit: config.queueLimit, resultsStore: config.resultsStore, ...(config.resultsStore === 'disk' ? { resultsDir: config.resultsDir } : { bucket: config.s3?.bucket }) }, 'listening');
   if (config.generatedKey) {
-    // Printed once, here only (never logged): no key was configured, so one was made for this run.
-    process.stdout.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
+    // Printed once, here only, on stderr: never into the JSON log (stdout), which is often shipped
+    // elsewhere. No key was configured, so one was made for this run.
+    process.stderr.write(`matte: no MATTE_API_KEYS configured; this run's API key is\n\n    ${config.generatedKey}\n\nmatte: send it as the X-Api-Key header\n`);
   }
   process.stdout.write(`matte: listening on ${running.url}\n`);
 }

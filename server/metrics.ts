@@ -1,6 +1,7 @@
 // GET /metrics: Prometheus metrics (prom-client, decisions.md section 13). One registry per app, so
-// several apps in one process (the tests) do not share counters. Open by default; with
-// MATTE_METRICS_KEY set, only with that key (Authorization: Bearer KEY, or X-Api-Key: KEY).
+// several apps in one process (the tests) do not share counters. Served without a key on a listener
+// of its own (MATTE_METRICS_ADDRESS, server/metrics-listener.ts); on the public port only when
+// MATTE_METRICS_KEY is set, with that key (Authorization: Bearer KEY, or X-Api-Key: KEY).
 //
 //   matte_http_requests_total{route,method,status}       every response (route: the route's pattern)
 //   matte_http_request_duration_seconds{route,method}    request duration histogram
@@ -16,6 +17,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
+import type { AuthFailures } from './auth-failures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HttpError } from './errors.js';
 import type { JobLimiter } from './middleware.js';
@@ -112,16 +114,16 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
-/** GET /metrics, behind MATTE_METRICS_KEY when it is set. */
-export function metricsRoute(router: Router, metrics: Metrics, key: string | undefined): void {
-  const wanted = key === undefined ? undefined : digest(key);
+/** GET /metrics on the public port, with MATTE_METRICS_KEY only (without it: server/metrics-listener.ts). */
+export function metricsRoute(router: Router, metrics: Metrics, key: string, failures?: AuthFailures): void {
+  const wanted = digest(key);
   router.get('/metrics', async (ctx) => {
-    if (wanted) {
-      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
-      const given = bearer ?? ctx.get('X-Api-Key');
-      if (!given || !timingSafeEqual(digest(given), wanted)) {
-        throw new HttpError(401, 'unauthorized', 'send the metrics key (MATTE_METRICS_KEY) as Authorization: Bearer KEY', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
-      }
+    failures?.check(ctx.ip);
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
+    const given = bearer ?? ctx.get('X-Api-Key');
+    if (!given || !timingSafeEqual(digest(given), wanted)) {
+      failures?.failed(ctx.ip);
+      throw new HttpError(401, 'unauthorized', 'send the metrics key (MATTE_METRICS_KEY) as Authorization: Bearer KEY', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
     }
     ctx.set('Cache-Control', 'no-store');
     ctx.type = metrics.registry.contentType;

@@ -3,6 +3,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import type { AuthFailures } from './auth-failures.js';
 import { HttpError } from './errors.js';
 
 // ---- request id and access log ------------------------------------------------------------------
@@ -14,10 +15,11 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/^(\/images\/results\/)([^/]*)$/, (_m, prefix: string, name: string) => {
+  // Any spelling of the prefix, whatever follows: a path the router refuses may still hold an id.
+  return path.replace(/^(\/images\/results\/)([^/]*)(.*)$/is, (_m, prefix: string, name: string, rest: string) => {
     const dot = name.lastIndexOf('.');
     const ext = dot > 0 ? name.slice(dot) : '';
-    return `${prefix}${name.slice(0, 6)}…${ext}`;
+    return `${prefix}${name.slice(0, 6)}…${ext}${rest ? '/…' : ''}`;
   });
 }
 
@@ -136,7 +138,7 @@ export function drainUnreadBody(options: LingerOptions) {
  * is compared every time, and the time taken depends on no key's content. Runs before the body is
  * read. Padding rather than hashing both sides: no hash context to set up on every request.
  */
-export function apiKeyAuth(keys: readonly string[]) {
+export function apiKeyAuth(keys: readonly string[], failures?: AuthFailures) {
   const width = Math.max(1, ...keys.map((key) => Buffer.byteLength(key, 'utf8')));
   const padded = keys.map((key) => {
     const bytes = Buffer.alloc(width);
@@ -146,6 +148,7 @@ export function apiKeyAuth(keys: readonly string[]) {
   // Filled and compared synchronously, so one buffer serves every request.
   const candidate = Buffer.alloc(width);
   return async (ctx: Context, next: Next) => {
+    failures?.check(ctx.ip);
     const given = ctx.get('X-Api-Key');
     candidate.fill(0);
     candidate.write(given, 'utf8'); // a longer key is cut short here, and its length matches no key's
@@ -153,6 +156,7 @@ export function apiKeyAuth(keys: readonly string[]) {
     let ok = false;
     for (const key of padded) ok = (timingSafeEqual(candidate, key.bytes) && length === key.length) || ok;
     if (!given || !ok) {
+      failures?.failed(ctx.ip);
       throw new HttpError(401, 'unauthorized', given ? 'the API key in X-Api-Key is not valid' : 'send your API key in the X-Api-Key header', {
         headers: { 'WWW-Authenticate': 'X-Api-Key' },
         closeConnection: true,
@@ -259,14 +263,22 @@ export class JobLimiter {
   }
 }
 
-/** Admits an image request before its body is read, or refuses it with 503 when full. */
+/**
+ * Admits an image request before its body is read, or refuses it with 503 when full. A raw result
+ * (a Buffer body) keeps its admission until its bytes are sent or its connection is gone: a
+ * client that does not read cannot make the server hold more results than it admits.
+ */
 export function shedLoad(limiter: JobLimiter) {
-  return async (_ctx: Context, next: Next) => {
+  return async (ctx: Context, next: Next) => {
     const done = limiter.admit();
     try {
       await next();
-    } finally {
+    } catch (err) {
       done();
+      throw err;
     }
+    const res = ctx.res;
+    if (Buffer.isBuffer(ctx.body) && !res.destroyed && !ctx.req.socket?.destroyed) res.once('close', done);
+    else done();
   };
 }

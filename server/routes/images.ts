@@ -79,6 +79,8 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     ctx.set('X-Image-Width', String(result.width));
     ctx.set('X-Image-Height', String(result.height));
     ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff'); // as downloads (routes/results.ts)
+    ctx.set('Content-Security-Policy', 'sandbox');
     ctx.body = result.data;
     return;
   }

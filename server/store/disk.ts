@@ -215,7 +215,10 @@ async function checkDirectory(dir: string): Promise<void> {
   if (!info.isDirectory()) throw refuse('is not a directory');
   const uid = process.getuid?.();
   if (uid !== undefined && info.uid !== uid) throw refuse(`is owned by uid ${info.uid}, not by this server's user (uid ${uid})`);
-  if (info.mode & 0o002) throw refuse(`is writable by every user (mode ${(info.mode & 0o7777).toString(8)})`);
+  // Result ids are download capabilities: listing the directory lists them, writing it forges them.
+  if (info.mode & 0o077) {
+    throw new StoreSetupError(`MATTE_RESULTS_DIR=${dir} is open to group or other users (mode ${(info.mode & 0o7777).toString(8)}; its file names are download capabilities); run \`chmod 700 ${dir}\`, or set MATTE_RESULTS_DIR to a directory of this server's own user`);
+  }
 }
 
 /** Writes `data` to a new file with its mtime set to `expiresAt`, then fsyncs both. */

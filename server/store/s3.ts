@@ -2,15 +2,19 @@
 // Cloudflare R2, Garage), through the AWS SDK v3. Any number of processes on any number of machines
 // may share the bucket and prefix: the bucket is the truth.
 //
-//   <prefix><id>.<ext>             a result; Content-Type, and its expiry in the x-amz-meta-expires-at
-//                                  metadata (milliseconds since the epoch)
+//   <prefix><id>.<ext>             a result; Content-Type, its expiry in the x-amz-meta-expires-at
+//                                  metadata (milliseconds since the epoch) and matte's own marker,
+//                                  x-amz-meta-matte-store
 //   <prefix>.matte-probe-<random>  the /readyz probe of one process (written, then deleted)
+//
+// The prefix (default matte-results/) may be shared with other applications: the sweeper deletes
+// only objects that carry the marker, checked with a HeadObject, whatever their names.
 //
 // A PutObject is atomic (the object is whole or absent), so no temporary name is needed. get is
 // one HeadObject: an object past its expiry is 404 even before it is deleted. The sweeper (every
-// process runs one, every min(TTL, 60 s)) lists the prefix: an object older than the longest
-// possible lifetime (MATTE_RESULT_TTL_SECONDS' maximum, plus clock skew) is deleted outright, one
-// older than this process's TTL is checked with HeadObject and deleted if expired. A bucket
+// process runs one, every min(TTL, 60 s)) lists the prefix; an object older than this process's
+// TTL is checked with HeadObject and deleted if it is marked and expired (or older than the
+// longest possible lifetime, MATTE_RESULT_TTL_SECONDS' maximum plus clock skew). A bucket
 // lifecycle rule on the prefix (expire after 2 days) can do the deleting instead or as well
 // (docs/deploy.md); the expiry check on download does not depend on either.
 //
@@ -22,6 +26,7 @@ import type { Logger } from 'pino';
 import type * as S3 from '@aws-sdk/client-s3';
 import { MAX_RESULT_TTL_SECONDS } from '../config.js';
 import { etagOf, mediaTypeOfExt, newResultId } from './disk.js';
+import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
 import type { ResultStore, StoredResult } from './index.js';
 import { ResultsQuota } from './quota.js';
@@ -35,12 +40,18 @@ const EXT_PATTERN = /^[a-z0-9]{1,8}$/;
 const RESULT_KEY = /^([A-Za-z0-9_-]{24})\.([a-z0-9]{1,8})$/;
 const PROBE_PREFIX = '.matte-probe-';
 const PROBE_CACHE_MS = 2000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 const CLOCK_SKEW_MS = 5 * 60_000;
 const EXPIRES_META = 'expires-at';
+/** The metadata every object this store writes carries, and the only objects it deletes. */
+const MARKER_META = 'matte-store';
+const MARKER = '1';
 
-export interface S3StoreOptions extends S3Settings {
+export interface S3StoreOptions extends Omit<S3Settings, 'timeoutMs'> {
   /** Answer `url` with a presigned GET URL valid until the result expires. */
   presign: boolean;
+  /** The deadline of one S3 call (each attempt); connecting gets at most 3 s of it. */
+  timeoutMs?: number;
   ttlSeconds: number;
   maxBytes?: number;
   sweepIntervalMs?: number;
@@ -90,6 +101,7 @@ export class S3ResultStore implements ResultStore {
       this.presigner = (await importOptional<{ getSignedUrl: Presign }>('@aws-sdk/s3-request-presigner', 'MATTE_RESULTS_PRESIGN=1')).getSignedUrl;
     }
     const { endpoint, forcePathStyle, credentials } = this.options;
+    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.client = new this.sdk.S3Client({
       region: this.options.region ?? (endpoint ? 'us-east-1' : undefined),
       endpoint,
@@ -100,7 +112,9 @@ export class S3ResultStore implements ResultStore {
       // stores; S3 itself needs them only where an API requires them.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      requestHandler: { connectionTimeout: 3000, requestTimeout: 30_000 },
+      // Real deadlines: without throwOnRequestTimeout the locked handler only logs a warning when
+      // requestTimeout passes, and a socket that stalls mid-body needs its own idle timeout.
+      requestHandler: { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, socketTimeout: timeoutMs },
     });
     try {
       await this.client.config.region();
@@ -134,11 +148,11 @@ export class S3ResultStore implements ResultStore {
           Body: data,
           ContentLength: data.length,
           ContentType: meta.mediaType,
-          Metadata: { [EXPIRES_META]: String(expiresAt) },
+          Metadata: { [EXPIRES_META]: String(expiresAt), [MARKER_META]: MARKER },
         }),
       );
     } catch (err) {
-      throw storeError(err);
+      throw storeError(err instanceof HttpError ? err : new S3CallError(err));
     }
     this.quota.added(data.length);
     return { id, ext: meta.ext, mediaType: meta.mediaType, size: data.length, expiresAt, etag: etagOf(id) };
@@ -151,7 +165,7 @@ export class S3ResultStore implements ResultStore {
       head = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(id, ext) }));
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw storeUnavailable(err);
+      throw storeUnavailable(new S3CallError(err));
     }
     const expiresAt = Number(head.Metadata?.[EXPIRES_META]);
     if (!Number.isFinite(expiresAt) || expiresAt <= this.now()) return undefined; // expired: 404 even before deletion
@@ -170,7 +184,7 @@ export class S3ResultStore implements ResultStore {
       return out.Body as Readable;
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
-      throw storeUnavailable(err);
+      throw storeUnavailable(new S3CallError(err));
     }
   }
 
@@ -180,11 +194,29 @@ export class S3ResultStore implements ResultStore {
     try {
       return await this.presigner(this.client, new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(result.id, result.ext) }), { expiresIn });
     } catch (err) {
-      throw storeUnavailable(err);
+      throw storeUnavailable(new S3CallError(err));
+    }
+  }
+
+  /** The object's metadata, or undefined when it is gone. */
+  private async head(key: string): Promise<S3.HeadObjectCommandOutput | undefined> {
+    try {
+      return await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
     }
   }
 
   async sweep(): Promise<number> {
+    try {
+      return await this.sweepPrefix();
+    } catch (err) {
+      throw new S3CallError(err); // logged by the sweeper: what smithy attaches to errors stays out
+    }
+  }
+
+  private async sweepPrefix(): Promise<number> {
     const now = this.now();
     const { bucket, prefix } = this.options;
     let removed = 0;
@@ -198,13 +230,19 @@ export class S3ResultStore implements ResultStore {
         const modified = object.LastModified?.getTime() ?? now;
         const age = now - modified;
         if (name.startsWith(PROBE_PREFIX)) {
-          if (age > 3_600_000) await this.delete(object.Key!); // a probe of a process that died
+          // A probe of a process that died.
+          if (age > 3_600_000 && (await this.head(object.Key!))?.Metadata?.[MARKER_META] === MARKER) await this.delete(object.Key!);
           continue;
         }
-        const match = RESULT_KEY.exec(name);
-        if (!match) continue; // not ours: left alone
-        let expired = age > MAX_RESULT_TTL_SECONDS * 1000 + CLOCK_SKEW_MS;
-        if (!expired && age >= this.ttlMs - CLOCK_SKEW_MS) expired = (await this.get(match[1]!, match[2]!)) === undefined;
+        if (!RESULT_KEY.test(name)) continue; // not a result's name: left alone
+        let expired = false;
+        if (age >= this.ttlMs - CLOCK_SKEW_MS) {
+          const head = await this.head(object.Key!);
+          if (!head) continue; // deleted meanwhile
+          if (head.Metadata?.[MARKER_META] !== MARKER) continue; // not written by matte: left alone
+          const expiresAt = Number(head.Metadata?.[EXPIRES_META]);
+          expired = age > MAX_RESULT_TTL_SECONDS * 1000 + CLOCK_SKEW_MS || !Number.isFinite(expiresAt) || expiresAt <= now;
+        }
         if (expired) {
           await this.delete(object.Key!);
           removed++;
@@ -229,7 +267,7 @@ export class S3ResultStore implements ResultStore {
     if (this.probe && now - this.probe.at < PROBE_CACHE_MS) return this.probe.ok;
     const ok = (async () => {
       try {
-        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey, Body: randomBytes(1024) }));
+        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey, Body: randomBytes(1024), Metadata: { [MARKER_META]: MARKER } }));
         await this.delete(this.probeKey);
         return true;
       } catch (err) {
@@ -256,8 +294,24 @@ function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 }
 
-/** What the log may say about an SDK error (never a URL with a signature, never a key). */
-function describe(err: unknown): { name?: string; code?: string; status?: number; message?: string } {
-  const e = err as { name?: string; code?: string; message?: string };
-  return { name: e?.name, code: e?.code, status: statusOf(err), message: e?.message };
+/**
+ * What the log may say about an SDK error: its name, code and HTTP status. Never its message or its
+ * other properties: smithy copies the request (StringToSign, CanonicalRequest, the URL) onto them.
+ */
+function describe(err: unknown): { name?: string; code?: string; status?: number } {
+  const e = err as { name?: string; code?: string; Code?: string };
+  return { name: e?.name, code: e?.code ?? e?.Code, status: statusOf(err) };
+}
+
+/** An SDK error reduced to what may be logged (describe); the cause of store errors and sweep failures. */
+export class S3CallError extends Error {
+  readonly code?: string;
+  readonly status?: number;
+  constructor(err: unknown) {
+    const { name, code, status } = describe(err);
+    super(`S3 call failed: ${name ?? 'error'}${code ? ` ${code}` : ''}${status ? ` (HTTP ${status})` : ''}`);
+    this.name = 'S3CallError';
+    if (code !== undefined) this.code = code;
+    if (status !== undefined) this.status = status;
+  }
 }

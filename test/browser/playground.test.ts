@@ -18,7 +18,7 @@ let imageHost: http.Server;
 
 test.before(async () => {
   // Private addresses allowed: the URL input below is served from this machine's loopback.
-  server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1' });
+  server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*' });
   browser = await openBrowser();
   imagePath = join(await tempDir(), 'subject.png');
   await writeFile(imagePath, disc(320, 240, 70, [200, 30, 30], [255, 255, 255], { alpha: false }));

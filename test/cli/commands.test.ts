@@ -77,7 +77,7 @@ test('serve starts the server from the environment, serves the pages, stops on S
   const results = await tempDir('matte-results-');
   await mkdir(results, { recursive: true });
   const child = spawn(process.execPath, [MATTE_BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: 'k-0123456789abcdef', MATTE_RESULTS_DIR: results, MATTE_LOG_LEVEL: 'warn' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: 'k-0123456789abcdef', MATTE_RESULTS_DIR: results, MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,10 +1,12 @@
 // A small byte mutator for the fuzzer (test/fuzz/run.ts). No npm library fits: Jazzer.js guides by
 // coverage of instrumented JavaScript (our code under test is native, built by gcc) and fast-check
 // generates values, not mutations of files. These are the classic dumb mutations (as in AFL's
-// havoc stage), plus one piece of structure: PNG chunk CRCs are recomputed after a mutation,
+// havoc stage), plus two pieces of structure: a header rewritten to declare a smaller size than its
+// data (test/helpers/declared-small.ts), and PNG chunk CRCs recomputed after a mutation,
 // otherwise libpng rejects nearly every mutated PNG at its first checksum and the decoder behind it
 // is never reached.
 import zlib from 'node:zlib';
+import { declareSmaller } from '../helpers/declared-small.js';
 
 /** A seeded PRNG (mulberry32): a run is reproducible from its seed. */
 export class Rng {
@@ -94,6 +96,13 @@ const MUTATIONS: Record<string, Mutation> = {
     const chunk = data.subarray(at, at + length);
     const copies = 1 + rng.int(rng.chance(0.1) ? 64 : 3);
     return Buffer.concat([data.subarray(0, at + chunk.length), ...Array(copies).fill(chunk), data.subarray(at + chunk.length)]);
+  },
+  declaredSmall(data, rng) {
+    // The header of the seed's format declares a smaller size than its data decodes to (TIFF
+    // ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF ispe, JPEG SOF): the
+    // limits must hold for what the decoder allocates, not for what the header says.
+    const side = () => (rng.chance(0.5) ? 1 + rng.int(4) : 1 + rng.int(64));
+    return declareSmaller(data, side(), side()) ?? data;
   },
   splice(data, rng, others) {
     // A piece of another seed (maybe of another format) written over or into this one.

@@ -1,6 +1,7 @@
 // The fuzzer's seed images: one or more of every accepted input type, made at run time by the
 // test helpers and the addon itself (nothing binary is committed). Tiny on purpose: a mutation then
 // reaches every part of the file, and an iteration takes milliseconds.
+import { tiledTiff } from '../helpers/declared-small.js';
 import { convert, disc, gradient, makeGif, makeTiff, solid, withExifOrientation } from '../helpers/images.js';
 
 export interface Seed {
@@ -26,6 +27,7 @@ export async function makeSeeds(): Promise<Seed[]> {
     { name: 'gif', data: makeGif(10, 8, [[10, 200, 90]]) },
     { name: 'gif-animated', data: animated },
     { name: 'tiff-2-pages', data: makeTiff(8, 6, [255, 128, 0], { pages: [[0, 128, 255]] }) },
+    { name: 'tiff-tiled', data: tiledTiff({ width: 20, height: 12, tileWidth: 16, tileHeight: 16 }) },
     { name: 'avif', data: avif },
     // The same AV1 image under the generic HEIF brand (libheif decides by the item, the sniffer
     // by the brand): no HEVC encoder is installed to make a real HEIC.

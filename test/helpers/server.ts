@@ -36,6 +36,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     MATTE_API_KEYS: TEST_KEY,
     MATTE_LOG_LEVEL: 'silent',
     MATTE_RESULTS_DIR: resultsDir,
+    // Off unless a test asks (port 0 then): servers in parallel must not share 127.0.0.1:9464.
+    MATTE_METRICS_ADDRESS: 'off',
     ...env,
   });
   const running = await startServer({ config, isAllowedAddress: options.isAllowedAddress });
@@ -138,7 +140,7 @@ export interface ChildServer {
 export function spawnServer(env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<ChildServer> {
   const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

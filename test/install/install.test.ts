@@ -154,7 +154,7 @@ test('the installed server starts and serves the playground, the API reference a
   const child = spawn('npx', ['--no-install', 'matte', 'serve'], {
     cwd: app,
     detached: true,
-    env: { ...env, PORT: '0', MATTE_API_KEYS: 'install-key', MATTE_RESULTS_DIR: join(scratch, 'results') },
+    env: { ...env, PORT: '0', MATTE_API_KEYS: 'install-key', MATTE_RESULTS_DIR: join(scratch, 'results'), MATTE_METRICS_ADDRESS: 'off' },
   });
   const exited = new Promise((resolve) => child.on('exit', resolve));
   try {

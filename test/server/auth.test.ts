@@ -16,7 +16,8 @@ test.before(async () => {
   keysDir = await tempDir('matte-keys-');
   const file = join(keysDir, 'keys');
   await writeFile(file, '# comment\nfile-key-one\n\nfile-key-two\n');
-  server = await startTestServer({ MATTE_API_KEYS: `${TEST_KEY}, second-key`, MATTE_API_KEYS_FILE: file });
+  // Every wrong key of these tests comes from one address: the slow-down (safe-defaults.test.ts) is off.
+  server = await startTestServer({ MATTE_API_KEYS: `${TEST_KEY}, second-key`, MATTE_API_KEYS_FILE: file, MATTE_AUTH_FAILURES_PER_MINUTE: '0' });
 });
 test.after(async () => {
   await server.close();

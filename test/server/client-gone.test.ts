@@ -20,7 +20,7 @@ const origin = http.createServer((_req, res) => {
 await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
 const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/slow.png`;
 
-const server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1' });
+const server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*' });
 
 async function files(dir: string): Promise<string[]> {
   const out: string[] = [];

@@ -6,13 +6,14 @@ import { ConfigError, loadConfig } from '../../server/config.js';
 
 const base = { MATTE_API_KEYS: 'k' };
 
-test('defaults: the disk store, no quota, no presigning, /metrics open, no CORS', () => {
+test('defaults: the disk store, a 1 GiB quota, no presigning, /metrics on 127.0.0.1:9464 only, no CORS', () => {
   const c = loadConfig(base);
   assert.is(c.resultsStore, 'disk');
-  assert.is(c.resultsMaxBytes, 0);
+  assert.is(c.resultsMaxBytes, 1024 ** 3);
   assert.is(c.resultsPresign, false);
   assert.is(c.s3, undefined);
   assert.is(c.metricsKey, undefined);
+  assert.equal(c.metricsAddress, { host: '127.0.0.1', port: 9464 });
   assert.equal(c.corsOrigins, []);
 });
 
@@ -31,7 +32,7 @@ test('s3 settings are read (prefix without a leading slash, endpoint normalised,
     MATTE_RESULTS_MAX_BYTES: '1000000',
   });
   assert.is(c.resultsStore, 's3');
-  assert.equal(c.s3, { bucket: 'my-results', prefix: 'matte/results/', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true, region: 'eu-west-1', credentials: { accessKeyId: 'id', secretAccessKey: 'secret' } });
+  assert.equal(c.s3, { bucket: 'my-results', prefix: 'matte/results/', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true, timeoutMs: 30_000, region: 'eu-west-1', credentials: { accessKeyId: 'id', secretAccessKey: 'secret' } });
   assert.is(c.resultsPresign, true);
   assert.is(c.resultsMaxBytes, 1_000_000);
   assert.is(loadConfig({ ...base, MATTE_RESULTS_STORE: 's3', MATTE_S3_BUCKET: 'b-1' }).s3?.credentials, undefined, 'the SDK default chain');

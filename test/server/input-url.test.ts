@@ -67,8 +67,8 @@ let publicStandIn: { server: http.Server; base: string };
 test.before(async () => {
   local = await origin('127.0.0.1');
   publicStandIn = await origin('127.0.0.2');
-  open = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_MAX_INPUT_BYTES: '1000000', MATTE_URL_FETCH_TIMEOUT_SECONDS: '1' });
-  guarded = await startTestServer({}, { isAllowedAddress: (a) => a === '127.0.0.2' || classifyAddress(a).allowed });
+  open = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_MAX_INPUT_BYTES: '1000000', MATTE_URL_FETCH_TIMEOUT_SECONDS: '1' });
+  guarded = await startTestServer({ MATTE_URL_PORTS: '*' }, { isAllowedAddress: (a) => a === '127.0.0.2' || classifyAddress(a).allowed });
 });
 test.after(async () => {
   await open.close();

@@ -26,7 +26,7 @@ test('after real requests, /metrics shows each of them', async () => {
   });
   await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
   const host = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
-  const server: TestServer = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0' });
+  const server: TestServer = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     const stored = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
     assert.is(stored.status, 200);
@@ -44,7 +44,7 @@ test('after real requests, /metrics shows each of them', async () => {
     assert.is((await slow).status, 200);
 
     await server.running.services.store.sweep(); // what the sweeper would count next
-    const m = await get(server.url, '/metrics');
+    const m = await get(server.running.metrics!.url, '/metrics'); // the listener of MATTE_METRICS_ADDRESS
     assert.is(m.status, 200);
     assert.match(m.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const text = m.body.toString();
@@ -71,6 +71,7 @@ test('after real requests, /metrics shows each of them', async () => {
     assert.is(sample(text, 'matte_url_fetches_total{outcome="input_url_fetch_failed"}'), 1);
     assert.ok((sample(text, 'nodejs_eventloop_lag_seconds') ?? -1) >= 0);
     assert.ok((sample(text, 'process_resident_memory_bytes') ?? 0) > 0);
+    assert.is((await get(server.url, '/metrics')).status, 404, 'not on the public port without MATTE_METRICS_KEY');
   } finally {
     await server.close();
     images.close();

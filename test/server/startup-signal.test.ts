@@ -29,7 +29,7 @@ test('SIGTERM during start-up: a request already being served still gets its ans
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: String(port), HOST: '127.0.0.1', MATTE_API_KEYS: TEST_KEY, MATTE_MODELS_DIR: models, MATTE_RESULTS_DIR: results, MATTE_CONCURRENCY: '1', MATTE_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: String(port), HOST: '127.0.0.1', MATTE_API_KEYS: TEST_KEY, MATTE_MODELS_DIR: models, MATTE_RESULTS_DIR: results, MATTE_CONCURRENCY: '1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -115,13 +115,15 @@ test('MATTE_RESULTS_MAX_BYTES: 507 beyond it, counting what other processes stor
   }
 });
 
-test('the results directory is refused when it is a symlink, owned by another user, or writable by everyone', async () => {
+test('the results directory is refused when it is a symlink, owned by another user, or open to group or others (0755, 0770, 1777)', async () => {
   const base = await tempDir('matte-dirs-');
   const real = join(base, 'real');
   await mkdir(real, { mode: 0o700 });
   const cases: Array<[string, () => Promise<void>, RegExp]> = [
     [join(base, 'link'), () => symlink(real, join(base, 'link')), /symbolic link/],
-    [join(base, 'open'), async () => { await mkdir(join(base, 'open')); await chmod(join(base, 'open'), 0o1777); }, /writable by every user/],
+    [join(base, 'open'), async () => { await mkdir(join(base, 'open')); await chmod(join(base, 'open'), 0o1777); }, /open to group or other users \(mode 1777.*chmod 700/],
+    [join(base, 'readable'), async () => { await mkdir(join(base, 'readable')); await chmod(join(base, 'readable'), 0o755); }, /open to group or other users \(mode 755.*chmod 700/],
+    [join(base, 'group'), async () => { await mkdir(join(base, 'group')); await chmod(join(base, 'group'), 0o770); }, /open to group or other users \(mode 770.*chmod 700/],
   ];
   if (process.getuid?.() === 0) cases.push([join(base, 'theirs'), async () => { await mkdir(join(base, 'theirs'), { mode: 0o700 }); await chown(join(base, 'theirs'), 65534, 65534); }, /owned by uid 65534/]);
   for (const [dir, make, why] of cases) {
