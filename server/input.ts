@@ -1,5 +1,5 @@
 // Where an image comes from: the multipart form (an uploaded `input` file or an `input` URL), and
-// the URL fetcher with its server-side request forgery guard (decisions.md section 3).
+// the URL fetcher with its server-side request forgery guard (docs/api.md, "Input").
 import { Resolver } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';

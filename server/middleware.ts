@@ -1,5 +1,5 @@
 // Small Koa middleware of the server: request id, access log, early-refusal draining, API-key
-// auth, and the job limiter (capacity and queue, decisions.md section 10).
+// auth, and the job limiter (capacity and queue, docs/api.md, "Capacity and shutdown").
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';

@@ -1,4 +1,4 @@
-// Capacity (decisions.md section 10): with MATTE_CONCURRENCY=1 and MATTE_QUEUE_LIMIT=1, a burst
+// Capacity (docs/api.md, "Capacity and shutdown"): with MATTE_CONCURRENCY=1 and MATTE_QUEUE_LIMIT=1, a burst
 // of slow jobs larger than the queue gets 503 overloaded with Retry-After; the event loop stays
 // free meanwhile; the server recovers. Also the JobLimiter itself.
 import { test } from 'uvu';

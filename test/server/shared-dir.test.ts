@@ -1,4 +1,4 @@
-// Several server processes on one MATTE_RESULTS_DIR (decisions.md section 12): the directory is
+// Several server processes on one MATTE_RESULTS_DIR (docs/api.md, "Stored results"): the directory is
 // the truth. Three real processes: results put by one are downloaded from the others at once;
 // sweeps (the processes' own and three more run here at once) race downloads without losing an
 // unexpired result; a process SIGKILLed while writing a large result leaves no partial result, and

@@ -1,4 +1,4 @@
-// When the result store cannot write (decisions.md section 8, docs/api.md "Stored results"):
+// When the result store cannot write (docs/api.md, "Stored results"):
 // a full file system answers 507 insufficient_storage, a read-only one 503 store_unavailable, never
 // 500, no partial file is left, and /readyz is 503 while it lasts. Tested on a real 1 MiB tmpfs
 // (mounted here; we run as root in CI), skipped with the reason when mounting is not permitted.
