@@ -12,7 +12,7 @@ export function serveCommand(program: Command): void {
 Configuration is read from the environment, e.g.
   PORT=8080 HOST=0.0.0.0 MATTE_API_KEYS=secret MATTE_CONCURRENCY=2 matte serve
 (PORT, HOST, MATTE_API_KEYS, MATTE_API_KEYS_FILE, MATTE_PUBLIC_URL, MATTE_RESULTS_DIR, MATTE_MODEL,
-MATTE_MODELS_DIR, MATTE_CONCURRENCY, MATTE_QUEUE_LIMIT, ... : the README's "Server" table).
+MATTE_MODELS_DIR, MATTE_CONCURRENCY, MATTE_QUEUE_LIMIT, ... : docs/configuration.md).
 Then open http://localhost:PORT/ for the playground and /docs for the API reference.`,
     )
     .action(async () => {

@@ -155,7 +155,7 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
 }
 
 /**
- * Applies an ordered list of 1..20 operations (service-spec 4.1) to an image and encodes the
+ * Applies an ordered list of 1..20 operations (docs/api.md, "Operations (edit)") to an image and encodes the
  * result. `operations` is validated with the shared schema; errors are MatteError
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
@@ -172,7 +172,7 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
 }
 
 /**
- * Removes the background (service-spec 4.2): the model's matte becomes the alpha band; with
+ * Removes the background (docs/api.md, "Routes"): the model's matte becomes the alpha band; with
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {

@@ -1,4 +1,4 @@
-// The safety limits of one job (decisions.md section 3) and the bounds each may be set to. The
+// The safety limits of one job (docs/api.md, "Input") and the bounds each may be set to. The
 // server's configuration (server/config.ts) and the library's options take their bounds from here;
 // the addon checks the same numbers (native/addon.cc to_plan, native/plan.h), which
 // test/engine/native-bounds.test.ts holds equal.

@@ -78,7 +78,7 @@ export interface Addon {
   /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
   /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
-  encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; deflate?: 'libdeflate' | 'zlib'; libvips?: boolean }): Buffer;
+  encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; libvips?: boolean }): Buffer;
 }
 
 const require = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-// How matte's jobs share the cores (decisions.md section 10): a job that runs alone may use every
+// How matte's jobs share the cores (docs/api.md, "Capacity and shutdown"): a job that runs alone may use every
 // core, jobs that run together share them.
 // - ONNX Runtime: one process-wide intra-op pool (native/matte/model.cc), sized once, before the
 //   first model loads; inferences take turns in it (native/matte/inference_gate.h).

@@ -1,4 +1,4 @@
-// The time budget and cancellation of one job (decisions.md section 10).
+// The time budget and cancellation of one job (docs/api.md, "Capacity and shutdown").
 //
 // A Budget is created with the job (addon.cc) and shared by the JS handle that can cancel it and
 // the worker that runs it. It stops the job where the time goes:

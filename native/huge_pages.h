@@ -2,9 +2,8 @@
 // matte, the refinement's planes), in mappings of their own advised for transparent huge pages.
 //
 // Why: where the kernel gives huge pages only to memory that asks for them (transparent_hugepage
-// "madvise": Ubuntu's default and many VMs'), a fresh 36 MB buffer faults in 4 KiB at a time,
-// about 9,000 traps. On a 2-core VM the 12 MP photo's background removal took ~30K minor faults,
-// 200-280 ms of its ~1.7 s of CPU (bench/README.md, "Page faults"). A mapping of its own (not
+// "madvise": Ubuntu's default and many VMs'), a fresh large buffer faults in 4 KiB at a time, a
+// noticeable share of a background removal's CPU (bench/README.md, "Page faults"). A mapping of its own (not
 // malloc's) keeps the advice from outliving the buffer: it is unmapped when freed, so no heap range
 // stays advised for huge pages where the kernel could later fill a 2 MiB page for a few bytes.
 // Where huge pages are "always" or "never" the advice changes nothing.
@@ -46,7 +45,7 @@ struct LargeAllocator {
 
 /**
  * A vector for the planes a job allocates afresh each time (the guided filter's coefficients at
- * IS-Net's 1024x1024: 4 MB a plane, ~11K faults a job in small pages).
+ * IS-Net's 1024x1024).
  */
 template <class T>
 using LargeVector = std::vector<T, LargeAllocator<T>>;

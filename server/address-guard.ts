@@ -1,4 +1,4 @@
-// The address classifier of the URL-input guard (decisions.md section 3), a pure function.
+// The address classifier of the URL-input guard (docs/api.md, "Input"), a pure function.
 // An address may be fetched only when it is global unicast. Refused: loopback, private (RFC 1918),
 // link-local, CGNAT, unique-local, multicast, unspecified, broadcast, reserved/documentation
 // ranges, and every IPv6 form that embeds or tunnels an IPv4 address that would be refused

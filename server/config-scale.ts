@@ -1,5 +1,5 @@
-// The settings for running matte as several processes or machines (decisions.md sections 12 and
-// 13): the result store (disk or s3), its quota and presigning, the /metrics key and CORS origins.
+// The settings for running matte as several processes or machines (docs/api.md,
+// "Stored results" and "Metrics"): the result store (disk or s3), its quota and presigning, the /metrics key and CORS origins.
 // Read by loadConfig (server/config.ts) from the same environment; a bad value is a ConfigError
 // naming the variable. Only config.ts imports this file (it imports config.ts's helpers back; the
 // helpers are used at call time only, so the cycle is harmless as long as config.ts is loaded first).

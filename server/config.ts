@@ -65,7 +65,7 @@ export interface Config extends ScaleConfig, CdnConfig {
   logLevel: string;
 }
 
-/** Every variable the server reads (the README's configuration table has one row for each). */
+/** Every variable the server reads (docs/configuration.md's table has one row for each). */
 export const CONFIG_VARIABLES = [
   'PORT',
   'HOST',

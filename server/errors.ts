@@ -1,4 +1,4 @@
-// The error body of decisions.md section 9 and the mapping of library codes to HTTP statuses.
+// The error body of docs/api.md, "Errors", and the mapping of library codes to HTTP statuses.
 // Every error, from every route, leaves the server as
 //   {"error": {"code": "...", "message": "...", "path": "..."}}   (path only where there is one)
 // An unexpected error becomes 500 `internal` with no stack and no file paths, only the request id.
@@ -32,7 +32,7 @@ export class HttpError extends Error {
   }
 }
 
-/** The status of each library error code (decisions.md section 9). */
+/** The status of each library error code (docs/api.md, "Errors"). */
 export function statusOfMatteError(err: MatteError, modelReady: boolean): number {
   switch (err.code) {
     case 'invalid_operations':

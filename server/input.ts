@@ -1,11 +1,11 @@
 // Where an image comes from: the multipart form (an uploaded `input` file or an `input` URL), and
-// the URL fetcher with its server-side request forgery guard (decisions.md section 3).
+// the URL fetcher with its server-side request forgery guard (docs/api.md, "Input").
 import { Resolver } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { Context } from 'koa';
-import multer from 'multer';
+import multer from '@koa/multer';
+import type { Context, Middleware } from 'koa';
 import { HttpError } from './errors.js';
 import { classifyAddress } from './address-guard.js';
 import { overloaded } from './jobs.js';
@@ -74,14 +74,16 @@ function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
  * The multer middleware of an endpoint, made once per field list and size limit rather than per
  * request (the endpoints pass constant lists).
  */
-const uploads = new WeakMap<readonly string[], Map<number, multer.Middleware>>();
-function uploadMiddleware(options: FormOptions): multer.Middleware {
+const uploads = new WeakMap<readonly string[], Map<number, Middleware>>();
+function uploadMiddleware(options: FormOptions): Middleware {
   let bySize = uploads.get(options.allowed);
   if (!bySize) uploads.set(options.allowed, (bySize = new Map()));
   let upload = bySize.get(options.maxInputBytes);
   if (!upload) {
     upload = multer({
-      storage: new UploadStorage(), // a one-chunk upload is not copied (upload-storage.ts)
+      // A one-chunk upload is not copied (upload-storage.ts). @types/koa__multer types an engine's
+      // answer as a whole File; multer merges the partial answer into the file it describes.
+      storage: new UploadStorage() as unknown as multer.StorageEngine,
       limits: {
         fileSize: options.maxInputBytes,
         files: 1,
@@ -93,8 +95,8 @@ function uploadMiddleware(options: FormOptions): multer.Middleware {
       },
       fileFilter: (_req, file, cb) => {
         if (file.fieldname === 'input') cb(null, true);
-        else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }));
-        else cb(unknownField(file.fieldname, options.allowed));
+        else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }), false);
+        else cb(unknownField(file.fieldname, options.allowed), false);
       },
     }).any();
     bySize.set(options.maxInputBytes, upload);
@@ -134,8 +136,7 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
         req.unpipe();
         reject(err);
       } else {
-        const r = req as unknown as { body?: Record<string, unknown>; files?: multer.File[] };
-        resolve({ body: r.body ?? {}, files: r.files ?? [] });
+        resolve({ body: (ctx.request as { body?: Record<string, unknown> }).body ?? {}, files: (ctx.request.files as multer.File[] | undefined) ?? [] });
       }
     };
     const count = (chunk: Buffer) => {
@@ -150,7 +151,10 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
       options.timeoutMs,
     );
     // multer pipes the request into busboy synchronously; the counter listens alongside it.
-    upload(req as any, ctx.res as any, (err?: unknown) => finish(err ? multerToHttp(err, options.maxInputBytes) : undefined));
+    upload(ctx, async () => {}).then(
+      () => finish(),
+      (err: unknown) => finish(multerToHttp(err, options.maxInputBytes)),
+    );
     req.on('data', count);
     req.on('close', onClose);
   });

@@ -1,4 +1,4 @@
-// GET /metrics: Prometheus metrics (prom-client, decisions.md section 13). One registry per app, so
+// GET /metrics: Prometheus metrics (prom-client, docs/api.md, "Metrics"). One registry per app, so
 // several apps in one process (the tests) do not share counters. Served without a key on a listener
 // of its own (MATTE_METRICS_ADDRESS, server/metrics-listener.ts); on the public port only when
 // MATTE_METRICS_KEY is set, with that key (Authorization: Bearer KEY, or X-Api-Key: KEY).

@@ -1,9 +1,6 @@
-// The `operations` field of POST /images/edit, validated once per distinct text. Clients repeat the
-// same few operation lists; the zod validation of the bench's one-resize list took 20-35 us of the
-// main thread per request in the running server (median; ~2 us in a hot loop: in the server it
-// runs with cold caches among everything else a request does), for the same answer every time
-// (parseOperationsJson is a pure function of the text); a memo hit and its copy take 2-6 us.
-// Every call gets its own copy of the steps: the route fills in refine and model, and the job
+// The `operations` field of POST /images/edit, validated once per distinct text: clients repeat the
+// same few operation lists, and parseOperationsJson is a pure function of the text, so the main
+// thread need not run the zod validation again for the same answer. Every call gets its own copy of the steps: the route fills in refine and model, and the job
 // must not see another request's.
 // Invalid texts are not kept: each one is parsed again and throws the same error as before.
 import { parseOperationsJson, type Step } from '../lib/index.js';
@@ -17,8 +14,7 @@ const memo = new Map<string, Step[]>();
 
 /**
  * A copy of plain JSON-like data (objects, arrays, primitives; keys and their order kept).
- * structuredClone would do, at ~8x the cost (3.6-4.2 us against 0.45-0.83 us a three-step list,
- * 200k calls on Node 20 here): most of what the memo saves.
+ * structuredClone would do, at several times the cost: most of what the memo saves.
  */
 function copy<T>(value: T): T {
   if (Array.isArray(value)) return value.map(copy) as T;

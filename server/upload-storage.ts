@@ -3,9 +3,8 @@
 // body chunks, and Node's HTTP parser gives every body chunk a buffer of its own (a copy, never
 // reused for later bytes of the socket), so a file that fits in one chunk is kept as that view;
 // only a file in several chunks is joined into one buffer. multer.memoryStorage() always joined
-// them (Buffer.concat): for a small upload, a second buffer as large as the upload on the main
-// thread for every request, whose external memory made V8 run a full mark-compact about every
-// 200 small requests (bench/README.md, "HTTP overhead").
+// them (Buffer.concat): a second buffer as large as the upload on the main thread for every
+// request, whose external memory makes V8 run full mark-compacts.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 

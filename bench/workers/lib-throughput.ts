@@ -14,7 +14,7 @@ interface Args extends WorkerArgs {
 
 async function main(): Promise<void> {
   const args = workerArgs<Args>();
-  // What a lib user running `jobs` jobs at once does (decisions.md 10: no oversubscription).
+  // What a lib user running `jobs` jobs at once does (docs/api.md, "Capacity and shutdown": no oversubscription).
   const { threadsPerJob } = configure({ concurrency: args.jobs });
   const input = readFileSync(join(INPUTS, SMALL_EDIT.input));
   const one = () => edit(input, SMALL_EDIT.operations, { format: SMALL_EDIT.format, quality: SMALL_EDIT.quality });

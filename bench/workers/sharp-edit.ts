@@ -36,7 +36,7 @@ type Job = (input: Buffer) => Promise<{ data: Buffer; info: OutputInfo }>;
 const JOBS: Record<string, Job> = {
   P1: (input) =>
     sharp(input).autoOrient().resize(800, 600, { fit: 'cover' }).jpeg({ quality: 80 }).toBuffer({ resolveWithObject: true }),
-  // contain (may enlarge, fits inside) is sharp's 'inside'; blur 10 is sigma 5 (decisions.md).
+  // contain (may enlarge, fits inside) is sharp's 'inside'; blur 10 is sigma 5 (docs/api.md, "Operations (edit)").
   P2: (input) =>
     sharp(input)
       .autoOrient()

@@ -1,16 +1,10 @@
 // AVIF through libheif directly. libvips 8.14's heifsave sets only quality, lossless, speed and
 // chroma on the encoder; two more aom parameters matter, and it has no way to pass them:
 //
-// - "aom:enable-intrabc" = 0. libaom 3.6 (Debian 12) classifies images with large flat areas (a
-//   shape on a plain background: bench P4) as screen content and then, for the IntraBC tool,
-//   hashes the blocks at every position of the frame into a hash table before encoding: on one
-//   thread, a byte-wise CRC and many small allocations for the table's buckets (the "34%
-//   malloc/free/malloc_consolidate" of the P4 profile). On P4 that was 3/4 of the encoder's CPU time and half its peak memory, and IntraBC
-//   was then not chosen for a single block: the file is byte-identical without it. On photos,
-//   anti-aliased text and a UI screenshot it is not enabled at all (identical bytes, same time).
-//   Only on aliased, exactly repeated glyphs (pixel art) did IntraBC pay: 9% smaller there
-//   (79 KB vs 87 KB at 2.5x the CPU); sharp's libaom 3.15 gives 88 KB on that image, so matte is
-//   level with sharp there and no longer 2.5x slower. Measurements: docs/architecture.md.
+// - "aom:enable-intrabc" = 0. libaom 3.6 (Debian 12) takes images with large flat areas for screen
+//   content and then hashes every block position of the frame for its IntraBC tool, on one thread,
+//   which costs most of the encode while the tool is almost never chosen; only exactly repeated
+//   aliased glyphs lose a little size without it (docs/architecture.md has the measurements).
 // - "threads" = the job's share of the cores (libvips' worker count, which lib/threads.ts keeps at
 //   cores / jobs running), at least 2. libheif's default is 4 whatever the machine. Any count of
 //   2 or more gives the same bytes (libheif turns on row-based multi-threading from 2, and that

@@ -8,10 +8,10 @@
 // (adler32_combine over the stripes, in order). Each stripe's bytes are one IDAT chunk, its CRC
 // computed by the thread that deflated it.
 //
-// Two deflaters (chosen by measurement, docs/architecture.md "PNG encoding"): libdeflate, the
-// default (~12% less CPU than zlib inside Node and ~10% smaller files; whole-buffer, so a stripe is
-// a complete stream made non-final afterwards, see LibdeflateDeflater), and zlib (each stripe primed
-// with the 32 KiB before it as dictionary, ended by Z_SYNC_FLUSH), kept for measurements.
+// The deflater is libdeflate, which costs less CPU than zlib and writes smaller files (docs/architecture.md,
+// "PNG encoding"); it is whole-buffer only, so a stripe is a complete stream made non-final
+// afterwards (see Deflater). zlib remains for its inflate (finding that stream's last block) and
+// adler32_combine.
 //
 // The file is what libvips 8.14's pngsave writes with strip and compression 6 (native/save.cc's
 // settings): filter type None on every row (libvips' default), level 6, IHDR, pHYs from the
@@ -52,15 +52,8 @@ namespace {
 // dictionary) the matches that would reach back across it: under 0.5% of the size at this stripe
 // size, much more with stripes of a few KiB.
 const size_t kStripeBytes = 512 * 1024;
-const size_t kWindow = 32768;  // deflate's window: the most a match can reach back
-const int kLevel = 6;          // native/save.cc's libvips pngsave compression (the zlib deflater's)
-// libdeflate's level for that compression: the fastest whose files stay at most 5% larger than
-// pngsave's at level 6 (issue 11). libdeflate's levels are its own scale: its level 4 (greedy
-// parsing) made the bench photo's cut-out and P3's file 0.4-1.8% larger than zlib's level 6 on the
-// same rows, in 12-15% less time than its level 6 (which was 1.4% smaller to 0.8% larger), and
-// 10% smaller than pngsave's file; levels 3 and 5 were no faster than 4 and 6. Measured on
-// 2026-11-25 (2 cores, AVX-512 EPYC), one thread, 512 KiB stripes: P3's rows 444 against 507 ms,
-// the cut-out's 589 against 695 ms; P3 through lib/ 6-8% less wall time, the u2netp photo job 2-5%.
+// libdeflate's level standing for pngsave's compression 6 (native/save.cc): the fastest of its own
+// scale whose files stay at most 5% larger than pngsave's (docs/architecture.md, "PNG encoding").
 const int kLibdeflateLevel = 4;
 const uint8_t kZlibHeader[2] = {0x78, 0x9c};  // deflate, 32 KiB window, default level (RFC 1950)
 const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -81,14 +74,13 @@ class Output {
   Output &operator=(const Output &) = delete;
   ~Output() { g_free(data_); }
 
-  // Room for the whole file at once, only the pages written become resident. Grown step by step,
-  // the buffer was copied at each step (below glibc's raised mmap threshold, realloc moves it
-  // within the heap) and the freed steps stayed in the heap: +60-90 MB peak RSS on P3.
+  // Room for the whole file at once, only the pages written become resident: a buffer grown step
+  // by step is copied at each step, and glibc keeps the freed steps in its heap.
   void reserve(size_t n) {
     if (n <= capacity_) return;
     data_ = static_cast<uint8_t *>(g_realloc(data_, n));
     capacity_ = n;
-    advise_huge_pages(data_, n);  // huge_pages.h: a 12 MP file's 25-30 MB, written once
+    advise_huge_pages(data_, n);  // huge_pages.h: a large buffer written once
   }
 
   uint8_t *grow(size_t n) {
@@ -126,7 +118,6 @@ class Output {
 
 // Rows of filtered scanlines, then (once deflated) the IDAT chunk that holds them.
 struct Stripe {
-  std::vector<uint8_t> history;  // up to 32 KiB of the filtered bytes before this stripe
   std::vector<uint8_t> rows;     // filter byte + pixels, per row
   std::vector<uint8_t> chunk;    // length (set when written), "IDAT", zlib bytes
   bool first = false;
@@ -137,16 +128,31 @@ struct Stripe {
   bool done = false;
 };
 
-// How a stripe is deflated. One object per thread, reused for every stripe it deflates.
+// How a stripe is deflated, by libdeflate; one object per thread, reused for every stripe it
+// deflates. libdeflate is whole-buffer only: each stripe is a complete deflate stream (no
+// dictionary), whose last block is final. As zlib's examples/gzjoin.c does, the stream is inflated with Z_BLOCK to find where its last block's header
+// is (libdeflate says nothing of its blocks); that block's BFINAL bit is cleared and an empty stored
+// block appended, which ends the stripe byte-aligned exactly as a sync flush does.
 class Deflater {
  public:
-  virtual ~Deflater() = default;
+  Deflater() : compressor_(libdeflate_alloc_compressor(kLibdeflateLevel)) {
+    std::memset(&z_, 0, sizeof z_);
+    if (!compressor_ || inflateInit2(&z_, -15) != Z_OK) {
+      if (compressor_) libdeflate_free_compressor(compressor_);
+      throw Error("internal", "could not start libdeflate");
+    }
+  }
+  ~Deflater() {
+    libdeflate_free_compressor(compressor_);
+    inflateEnd(&z_);
+  }
+
   void run(Stripe &s) {
     const size_t head = 8 + (s.first ? sizeof kZlibHeader : 0);
     size_t produced = head + deflate_rows(s, head);
     s.length = s.rows.size();
-    // libdeflate's checksums (the same values as zlib's): ~4x faster Adler-32 than the zlib the
-    // addon's calls land in (Node's), ~2x faster CRC-32; 20 ms of CPU a 12 MP RGBA encode.
+    // libdeflate's checksums: the same values as zlib's, faster than the zlib the addon's calls land
+    // in (Node's).
     s.adler = libdeflate_adler32(1, s.rows.data(), s.rows.size());
     s.chunk.resize(produced);
     if (s.first) std::memcpy(s.chunk.data() + 8, kZlibHeader, sizeof kZlibHeader);
@@ -154,73 +160,11 @@ class Deflater {
     s.crc = libdeflate_crc32(0, s.chunk.data() + 4, produced - 4);
   }
 
- protected:
-  // Deflates s.rows into s.chunk from `at` on, leaving 8 bytes spare at the end (the last stripe's
-  // Adler-32, the CRC); returns the bytes written. Every stripe but the last must end byte-aligned
-  // and not final; the last one final.
-  virtual size_t deflate_rows(Stripe &s, size_t at) = 0;
-};
-
-// zlib: one stream per stripe, primed with the 32 KiB before it, ended by a sync flush.
-class ZlibDeflater : public Deflater {
- public:
-  ZlibDeflater() {
-    std::memset(&z_, 0, sizeof z_);
-    if (deflateInit2(&z_, kLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-      throw Error("internal", "could not start zlib");
-  }
-  ~ZlibDeflater() override { deflateEnd(&z_); }
-
- protected:
-  size_t deflate_rows(Stripe &s, size_t at) override {
-    if (deflateReset(&z_) != Z_OK) throw Error("internal", "zlib's deflate failed");
-    if (!s.history.empty() && deflateSetDictionary(&z_, s.history.data(), uInt(s.history.size())) != Z_OK)
-      throw Error("internal", "zlib's deflate failed");
-    s.chunk.resize(at + deflateBound(&z_, uLong(s.rows.size())) + 64 + 8);
-    z_.next_in = s.rows.data();
-    z_.avail_in = uInt(s.rows.size());
-    size_t produced = at;
-    const int flush = s.last ? Z_FINISH : Z_SYNC_FLUSH;
-    for (;;) {
-      z_.next_out = s.chunk.data() + produced;
-      z_.avail_out = uInt(s.chunk.size() - 8 - produced);
-      int result = deflate(&z_, flush);
-      produced = s.chunk.size() - 8 - z_.avail_out;
-      if (result == Z_STREAM_END) break;
-      if (result != Z_OK && result != Z_BUF_ERROR) throw Error("internal", "zlib's deflate failed");
-      // A sync flush is complete when deflate returns with output space to spare.
-      if (!s.last && z_.avail_in == 0 && z_.avail_out > 0) break;
-      s.chunk.resize(s.chunk.size() * 2);
-    }
-    return produced - at;
-  }
-
  private:
-  z_stream z_;
-};
-
-// libdeflate: about 1.6x faster than zlib at level 6 and smaller, but whole-buffer only: each
-// stripe is a complete deflate stream (no dictionary), whose last block is final. As zlib's
-// examples/gzjoin.c does, the stream is inflated with Z_BLOCK to find where its last block's header
-// is (libdeflate says nothing of its blocks); that block's BFINAL bit is cleared and an empty stored
-// block appended, which ends the stripe byte-aligned exactly as a sync flush does. Inflating costs
-// ~10% of the deflate.
-class LibdeflateDeflater : public Deflater {
- public:
-  LibdeflateDeflater() : compressor_(libdeflate_alloc_compressor(kLibdeflateLevel)) {
-    std::memset(&z_, 0, sizeof z_);
-    if (!compressor_ || inflateInit2(&z_, -15) != Z_OK) {
-      if (compressor_) libdeflate_free_compressor(compressor_);
-      throw Error("internal", "could not start libdeflate");
-    }
-  }
-  ~LibdeflateDeflater() override {
-    libdeflate_free_compressor(compressor_);
-    inflateEnd(&z_);
-  }
-
- protected:
-  size_t deflate_rows(Stripe &s, size_t at) override {
+  // Deflates s.rows into s.chunk from `at` on, leaving 8 bytes spare at the end (the last stripe's
+  // Adler-32, the CRC); returns the bytes written. Every stripe but the last ends byte-aligned and
+  // not final; the last one final.
+  size_t deflate_rows(Stripe &s, size_t at) {
     size_t bound = libdeflate_deflate_compress_bound(compressor_, s.rows.size());
     s.chunk.resize(at + bound + 5 + 8);  // 5: the empty stored block
     uint8_t *stream = s.chunk.data() + at;
@@ -229,7 +173,6 @@ class LibdeflateDeflater : public Deflater {
     return s.last ? n : unfinal(stream, n);
   }
 
- private:
   // Makes a complete raw deflate stream of n bytes non-final and byte-aligned; returns its length.
   size_t unfinal(uint8_t *stream, size_t n) {
     if (inflateReset(&z_) != Z_OK) throw Error("internal", "zlib's inflate failed");
@@ -267,11 +210,6 @@ class LibdeflateDeflater : public Deflater {
   uint8_t junk_[1 << 16];
 };
 
-std::unique_ptr<Deflater> make_deflater(PngDeflate kind) {
-  if (kind == PngDeflate::Zlib) return std::make_unique<ZlibDeflater>();
-  return std::make_unique<LibdeflateDeflater>();
-}
-
 class Encoder {
  public:
   Encoder(const VImage &image, const PngOptions &options)
@@ -283,7 +221,6 @@ class Encoder {
     int threads = options.threads > 0 ? options.threads : vips_concurrency_get();
     threads_ = std::max(1, std::min({threads, stripes, 64}));
     max_in_flight_ = size_t(threads_) * 2;
-    deflate_ = options.deflate;
   }
 
   ~Encoder() { stop_workers(); }
@@ -293,7 +230,7 @@ class Encoder {
     if (threads_ > 1) {
       for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { deflate_loop(); });
     } else {
-      inline_ = make_deflater(deflate_);
+      inline_ = std::make_unique<Deflater>();
     }
     int computed = vips_sink_disc(image_, write_rows, this);
     if (computed == 0) {
@@ -368,7 +305,7 @@ class Encoder {
       }
     }
     if (!current_) current_ = std::make_shared<Stripe>();
-    *current_ = Stripe{std::move(current_->history), std::move(current_->rows), std::move(current_->chunk)};
+    *current_ = Stripe{std::move(current_->rows), std::move(current_->chunk)};
     current_->first = top == 0;
     current_->rows.resize(size_t(std::min(rows_per_stripe_, height_ - top)) * row_bytes_);
     current_rows_ = 0;
@@ -377,21 +314,6 @@ class Encoder {
   void submit(bool last) {
     std::shared_ptr<Stripe> s = std::move(current_);
     s->last = last;
-    // zlib: the stripe takes the 32 KiB before it as its dictionary; history_ becomes the 32 KiB
-    // before the next one (in the stripe's old buffer: no allocation once the first stripes went by).
-    s->history.swap(history_);
-    history_.clear();
-    if (!last && deflate_ == PngDeflate::Zlib) {
-      const std::vector<uint8_t> &before = s->history;
-      const std::vector<uint8_t> &rows = s->rows;
-      if (rows.size() < kWindow) {
-        size_t keep = std::min(before.size(), kWindow - rows.size());
-        history_.insert(history_.end(), before.end() - keep, before.end());
-      }
-      size_t take = std::min(rows.size(), kWindow);
-      history_.insert(history_.end(), rows.end() - take, rows.end());
-    }
-
     if (!inline_) {
       std::unique_lock<std::mutex> lock(mutex_);
       room_.wait(lock, [this] { return in_order_.size() < max_in_flight_ || aborted_.load(); });
@@ -422,7 +344,7 @@ class Encoder {
       // A stopped job skips what is left: the sink fails at its next strip and the job unwinds.
       if (!aborted_.load() && !killed()) {
         try {
-          if (!deflater) deflater = make_deflater(deflate_);
+          if (!deflater) deflater = std::make_unique<Deflater>();
           deflater->run(*s);
         } catch (const std::exception &e) {
           fail(e.what());
@@ -496,12 +418,10 @@ class Encoder {
   int rows_per_stripe_ = 1;
   int threads_ = 1;
   size_t max_in_flight_ = 2;
-  PngDeflate deflate_ = PngDeflate::Libdeflate;
 
   // The stripe being filled, on the sink's thread.
   std::shared_ptr<Stripe> current_;
   int current_rows_ = 0;
-  std::vector<uint8_t> history_;
   std::unique_ptr<Deflater> inline_;  // one thread: the sink's thread deflates
 
   std::mutex mutex_;
@@ -509,9 +429,9 @@ class Encoder {
   std::condition_variable room_;  // a stripe written, or aborted
   std::deque<std::shared_ptr<Stripe>> queue_;     // waiting for a deflater
   std::deque<std::shared_ptr<Stripe>> in_order_;  // submitted and not yet written, top to bottom
-  // Written stripes, kept with their buffers for the next ones: a new 0.5-1 MB buffer per stripe
-  // made glibc raise its mmap threshold and keep the freed blocks in the threads' arenas (peak RSS
-  // of P3 +60 MB); reused, the encoder allocates at most (in flight + 1) stripes.
+  // Written stripes, kept with their buffers for the next ones: a new buffer per stripe makes glibc
+  // raise its mmap threshold and keep the freed blocks in the threads' arenas; reused, the encoder
+  // allocates at most (in flight + 1) stripes.
   std::vector<std::shared_ptr<Stripe>> spare_;
   bool closing_ = false;
   std::atomic<bool> aborted_{false};

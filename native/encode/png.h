@@ -9,12 +9,9 @@
 
 namespace matte {
 
-enum class PngDeflate { Libdeflate, Zlib };
-
 struct PngOptions {
   int threads = 0;          // deflate threads; 0: libvips' worker count now (the job's share of the cores)
   size_t stripe_bytes = 0;  // filtered bytes per independently deflated stripe; 0: the default
-  PngDeflate deflate = PngDeflate::Libdeflate;  // zlib: kept for measurements (png.cc)
 };
 
 /**

@@ -37,8 +37,6 @@ Napi::Value encode_png_probe(const Napi::CallbackInfo &info) {
   png.threads = int_option(options, "threads");
   png.stripe_bytes = size_t(std::max(0, int_option(options, "stripeBytes")));
   bool libvips = options.Get("libvips").ToBoolean();
-  Napi::Value deflate = options.Get("deflate");
-  if (deflate.IsString() && deflate.As<Napi::String>().Utf8Value() == "zlib") png.deflate = PngDeflate::Zlib;
 
   void *data = nullptr;
   size_t size = 0;

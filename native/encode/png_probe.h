@@ -7,7 +7,7 @@
 namespace matte {
 
 /**
- * encodePng(pixels: Buffer, width, height, bands 1-4, { threads?, stripeBytes?, deflate?: "libdeflate" | "zlib", libvips? }): Buffer.
+ * encodePng(pixels: Buffer, width, height, bands 1-4, { threads?, stripeBytes?, libvips? }): Buffer.
  * `libvips: true` writes the same pixels with libvips' pngsave as native/save.cc would have (the
  * reference for size and structure). Runs on the calling thread.
  */

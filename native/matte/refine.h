@@ -1,5 +1,5 @@
 // Refinement of the model's matte at the image's full resolution, guided by the image, and the
-// cleanup of near-0 / near-255 values (decisions.md section 11). Measured by bench/quality.
+// cleanup of near-0 / near-255 values (docs/api.md, "Capacity and shutdown", background removal). Measured by bench/quality.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// resize: contain, cover, scale-down and crop, with one or two dimensions (decisions.md 5).
+// resize: contain, cover, scale-down and crop, with one or two dimensions (docs/api.md, "Operations (edit)").
 #include "alpha.h"
 #include "steps.h"
 

@@ -29,7 +29,7 @@ struct ResizeGeometry {
   int64_t height;
 };
 
-/** The geometry of a resize step applied to an image of the given size (decisions.md 5). */
+/** The geometry of a resize step applied to an image of the given size (docs/api.md, "Operations (edit)"). */
 ResizeGeometry resize_geometry(int width, int height, const Step &step);
 
 vips::VImage resize(const vips::VImage &in, const ResizeGeometry &geometry);

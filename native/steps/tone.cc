@@ -13,9 +13,7 @@ static const double kRound = 0.5;
 // out = a * in + b on every colour band value, then the cast. On 8-bit bands (what the loader
 // gives) the map is made once as a 256-entry table, by the same libvips linear and cast on the
 // values 0..255, and looked up per value: the same bytes, where linear on the image made a float
-// copy of every value and the cast a second pass. Measured on P3's 12 MP photo (2 threads, 5 jobs,
-// 2 rounds): contrast cost 70-90 ms of CPU a job over the decode and PNG alone; with the table
-// ~10 ms.
+// copy of every value and the cast a second pass.
 static VImage map_linear(const VImage &in, double a, double b) {
   return map_colour(in, [&](const VImage &c) {
     if (c.format() != VIPS_FORMAT_UCHAR) return c.linear(a, b);

@@ -1,4 +1,4 @@
-// POST /images/edit (service-spec 4.1): an ordered list of 1..20 operations on one image.
+// POST /images/edit (docs/api.md, "Operations (edit)"): an ordered list of 1..20 operations on one image.
 import type Router from '@koa/router';
 import {
   DEFAULT_QUALITY,

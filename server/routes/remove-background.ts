@@ -1,11 +1,11 @@
-// POST /images/remove-background (service-spec 4.2, decisions.md section 6).
+// POST /images/remove-background (docs/api.md, "Routes" and "The form (both image endpoints)").
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { CHANNELS, MATTE_FORMATS, MatteError, parseBooleanField, parseEnumField, parseModelField, parseTrimMarginField, removeBackground } from '../../lib/index.js';
 import type { Services } from '../services.js';
 import { inputBytes, outputField, readImageForm, runJob, sendResult } from './images.js';
 
-/** No `quality` (webp is encoded at the default 80, decisions.md 6) and no `anim`: both are unknown fields (400). */
+/** No `quality` (webp is encoded at the default 80, docs/api.md, "The form (both image endpoints)") and no `anim`: both are unknown fields (400). */
 export const REMOVE_BACKGROUND_FIELDS = ['input', 'output', 'format', 'trim', 'trim_margin', 'channels', 'refine', 'model'] as const;
 
 export function removeBackgroundRoute(router: Router, services: Services, guards: Middleware[]): void {

@@ -1,4 +1,4 @@
-// GET and HEAD /images/results/{id}.{ext}: the download of a `url` result (decisions.md section 8).
+// GET and HEAD /images/results/{id}.{ext}: the download of a `url` result (docs/api.md, "Stored results").
 // No API key: the unguessable id is the capability. Exact bytes, Content-Type, Content-Length,
 // ETag (If-None-Match gives 304), Cache-Control private with the seconds left, Content-Disposition
 // inline, single byte ranges (206, 416; If-Range honoured; several ranges are answered whole).

@@ -1,6 +1,6 @@
-// The result store: where `output=url` results live for their lifetime (decisions.md sections 8
-// and 12). The server only talks to the ResultStore interface (common.ts, with what the stores
-// share). Two implementations, both safe to share between any number of server processes (no
+// The result store: where `output=url` results live for their lifetime (docs/api.md,
+// "Stored results"). The server only talks to the ResultStore interface (common.ts, with what the
+// stores share). Two implementations, both safe to share between any number of server processes (no
 // process keeps state another one needs):
 //   disk (default)  server/store/disk.ts, one file a result in MATTE_RESULTS_DIR
 //   s3              server/store/s3.ts, one object a result in an S3-compatible bucket

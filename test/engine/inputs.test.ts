@@ -1,4 +1,4 @@
-// Hostile and broken inputs (decisions.md 3): each is refused with its typed code, never a crash.
+// Hostile and broken inputs (docs/api.md, "Input"): each is refused with its typed code, never a crash.
 // Types are recognised by content; loaders outside the allow-list never run; limits are checked
 // from the header and the file's own structure before decoding.
 import { test } from 'uvu';

@@ -98,16 +98,12 @@ const SIZES: Array<[number, number]> = [
   [64, 48], // under one stripe
   [700, 500], // RGB: 1 MB of rows, 3 stripes
 ];
-// The default stripes (libdeflate); many stripes smaller than deflate's 32 KiB window (zlib's
-// dictionary then spans several), on more threads than cores; one thread (deflated on the sink's
-// thread).
-// zlib's deflater (kept for measurements) the same ways.
+// The default stripes; many stripes smaller than deflate's 32 KiB window, on more threads than
+// cores; one thread (deflated on the sink's thread).
 const VARIANTS: Array<Parameters<typeof addon.encodePng>[4]> = [
   {},
   { threads: 3, stripeBytes: 4096 },
   { threads: 1, stripeBytes: 65536 },
-  { deflate: 'zlib' },
-  { deflate: 'zlib', threads: 3, stripeBytes: 4096 },
 ];
 
 const cases: Case[] = [];

@@ -1,5 +1,5 @@
 // resize: exact output sizes of every fit mode, with one and two dimensions, enlarging and
-// shrinking (decisions.md 5), the centre crop of cover/crop, and shrink-on-load.
+// shrinking (docs/api.md, "Operations (edit)"), the centre crop of cover/crop, and shrink-on-load.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit } from '../../lib/index.js';

@@ -1,4 +1,4 @@
-// The operation schema: every rule of service-spec 4.1 and decisions.md 5, with the `path` a user
+// The operation schema: every rule of docs/api.md, "Operations (edit)", with the `path` a user
 // sees. Pure validation: no image is touched.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

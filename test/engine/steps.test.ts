@@ -1,4 +1,4 @@
-// The pixel effect of every step other than resize (decisions.md 5), and the order of steps.
+// The pixel effect of every step other than resize (docs/api.md, "Operations (edit)"), and the order of steps.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit, type Operation } from '../../lib/index.js';

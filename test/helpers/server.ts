@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type RunningServer } from '../../server/app.js';
 import { loadConfig, type Config } from '../../server/config.js';
+import { waitFor } from './wait.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -182,20 +183,17 @@ export function spawnServer(env: Record<string, string>, options: { timeoutMs?: 
   });
 }
 
+/** A pause that paces a client (a trickled upload, a slow job); to wait for a state, use waitFor (wait.ts). */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls /readyz until the job limiter shows at least `running` running and `waiting` waiting jobs. */
 export async function waitForJobs(base: string, running: number, waiting = 0, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    try {
-      const r = await fetch(`${base}/readyz`);
-      const jobs = ((await r.json()) as { jobs?: { running: number; waiting: number } }).jobs;
-      if (jobs && jobs.running >= running && jobs.waiting >= waiting) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(20);
-  }
-  throw new Error(`jobs did not reach running=${running} waiting=${waiting}`);
+  await waitFor(
+    `jobs to reach running=${running} waiting=${waiting}`,
+    async () => {
+      const jobs = ((await (await fetch(`${base}/readyz`)).json()) as { jobs?: { running: number; waiting: number } }).jobs;
+      return jobs && jobs.running >= running && jobs.waiting >= waiting;
+    },
+    { timeoutMs },
+  );
 }

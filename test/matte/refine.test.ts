@@ -1,4 +1,4 @@
-// Refinement and cleanup (decisions.md section 11), on real images through the real addon and
+// Refinement and cleanup (docs/api.md, "Capacity and shutdown", background removal), on real images through the real addon and
 // u2netp: the refined matte's edge follows the image's edge at full resolution, the background has
 // no haze, trim crops to the visible subject; refine: false is the model alone; tta runs the model
 // on the mirror too. bench/quality measures the quality on real photographs.

@@ -7,7 +7,8 @@ import { pino } from 'pino';
 import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
-import { get, post, tempDir, sleep } from '../helpers/server.js';
+import { get, post, tempDir } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let logged = '';
 const sink = new Writable({
@@ -26,7 +27,7 @@ test('a stored result is downloaded; no log line holds its id', async () => {
   const { id, url } = r.json() as { id: string; url: string };
   assert.is((await get(base, new URL(url).pathname)).status, 200);
   assert.is((await get(base, `/images/results/${id}.webp`)).status, 404);
-  await sleep(100);
+  await waitFor('the access log lines of both downloads', () => logged.split('"path":"/images/results/').length - 1 >= 2);
   assert.match(logged, /"path":"\/images\/results\//);
   assert.not.ok(logged.includes(id), 'the id is in the log');
   assert.not.ok(logged.includes(id.slice(0, 12)), 'half of the id is in the log');

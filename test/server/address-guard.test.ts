@@ -1,5 +1,5 @@
-// The URL guard's address classifier as a pure function over every range of decisions.md
-// section 3. No packet is sent anywhere: these are strings.
+// The URL guard's address classifier as a pure function over every range docs/api.md,
+// "Input", forbids. No packet is sent anywhere: these are strings.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { classifyAddress } from '../../server/input.js';

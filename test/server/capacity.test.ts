@@ -1,4 +1,4 @@
-// Capacity (decisions.md section 10): with MATTE_CONCURRENCY=1 and MATTE_QUEUE_LIMIT=1, a burst
+// Capacity (docs/api.md, "Capacity and shutdown"): with MATTE_CONCURRENCY=1 and MATTE_QUEUE_LIMIT=1, a burst
 // of slow jobs larger than the queue gets 503 overloaded with Retry-After; the event loop stays
 // free meanwhile; the server recovers. Also the JobLimiter itself.
 import { test } from 'uvu';
@@ -22,7 +22,7 @@ test.after(async () => {
 test('a burst of 4 slow jobs with 1 running and 1 queued: 2 succeed, 2 get 503 overloaded with Retry-After', async () => {
   const burst = Array.from({ length: 4 }, () => post(server.url, '/images/edit', { input, operations: SLOW, format: 'jpeg', output: 'raw' }));
   // while the jobs run, the event loop answers at once
-  await sleep(150);
+  await waitForJobs(server.url, 1);
   const started = Date.now();
   const health = await get(server.url, '/healthz');
   const healthMs = Date.now() - started;
@@ -79,7 +79,8 @@ test('JobLimiter: admits concurrency + queueLimit requests, refuses beyond, runs
 
 test('JobLimiter: a queued job whose client went away leaves the queue', async () => {
   const limiter = new JobLimiter(1, 1);
-  const first = limiter.run(() => sleep(50));
+  let release = () => {};
+  const first = limiter.run(() => new Promise<void>((r) => (release = r)));
   const controller = new AbortController();
   const second = limiter.run(async () => 'ran', controller.signal);
   controller.abort();
@@ -87,6 +88,7 @@ test('JobLimiter: a queued job whose client went away leaves the queue', async (
   await second.catch((e) => (code = e.code));
   assert.is(code, 'client_closed');
   assert.equal(limiter.stats, { admitted: 0, running: 1, waiting: 0 });
+  release();
   await first;
   assert.equal(limiter.stats, { admitted: 0, running: 0, waiting: 0 });
 });

@@ -6,7 +6,8 @@ import http from 'node:http';
 import { readdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { gradient } from '../helpers/images.js';
-import { form, sleep, startTestServer, TEST_KEY } from '../helpers/server.js';
+import { form, startTestServer, TEST_KEY } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(64, 64);
 let release: () => void = () => {};
@@ -39,10 +40,11 @@ test('the client leaves during the URL fetch: the job never runs, nothing is sto
   await gotRequest;
   controller.abort();
   assert.instance(await sent, Error);
-  await sleep(100); // the server sees the socket close
+  const connections = () => new Promise<number>((resolve, reject) => server.running.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  await waitFor('the server to see the socket close', async () => (await connections()) === 0);
   release(); // the fetch completes after the client left
   const limiter = server.running.services.limiter;
-  for (let i = 0; i < 200 && limiter.stats.admitted > 0; i++) await sleep(25);
+  await waitFor('the request handler to finish', () => limiter.stats.admitted === 0);
   assert.is(limiter.stats.admitted, 0, 'the request handler did not finish');
   assert.equal(await files(server.resultsDir), []);
 });

@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import net from 'node:net';
-import { rawRequest, startTestServer, statusOf, waitForJobs } from '../helpers/server.js';
+import { rawRequest, startTestServer, statusOf } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const server = await startTestServer({ MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0', MATTE_MAX_INPUT_BYTES: '1000' });
 
@@ -31,7 +32,7 @@ test('401 with the body still to come: the response, then the rest drained and t
     setTimeout(() => resolve(false), 4000);
   });
   socket.write(head(`Content-Length: ${body.length + 100}\r\n`));
-  await new Promise((r) => setTimeout(r, 200));
+  await waitFor(() => `the 401 response before the body, got ${JSON.stringify(text.slice(0, 300))}`, () => text.includes('}'));
   assert.is(statusOf(text), 401, text);
   socket.write(body + 'x'.repeat(100)); // the rest of the body: the client sees the answer first
   assert.ok(await closed, 'the server kept the connection open');
@@ -48,8 +49,8 @@ test('503 overloaded: Connection: close, and the socket is closed', async () => 
   const holder = net.connect(server.port, '127.0.0.1');
   holder.on('error', () => {});
   holder.write(head(`X-Api-Key: test-key-0123456789abcdef\r\nContent-Length: ${body.length + 10}\r\n`));
-  await waitForJobs(server.url, 0, 0);
-  await new Promise((r) => setTimeout(r, 200));
+  const limiter = server.running.services.limiter;
+  await waitFor('the holder to take the only place', () => limiter.full());
   const r = await rawRequest(server.port, [head(`X-Api-Key: test-key-0123456789abcdef\r\nContent-Length: ${body.length}\r\n`), body], { waitMs: 4000 });
   holder.destroy();
   assertClosed(r, 503);

@@ -8,6 +8,7 @@ import dgram from 'node:dgram';
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
 import { get, post, startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const blackHole = dgram.createSocket('udp4');
 let queries = 0;
@@ -49,7 +50,7 @@ test('a resolver that never answers: 422 within the deadline; beyond MATTE_MAX_U
     post(server.url, '/images/edit', { input: `http://never-answers-${i}.example/a.png`, operations: '[{"flip":"h"}]' }).finally(() => settled++),
   );
   // While the lookups hang: an upload job and /readyz answer.
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => `the lookups to reach the resolver (${queries} queries)`, () => queries >= 6);
   const job = await post(server.url, '/images/edit', { input: gradient(32, 32), operations: '[{"blur":1}]', output: 'raw' });
   assert.is(job.status, 200, job.body.toString());
   assert.is((await get(server.url, '/readyz')).status, 200);

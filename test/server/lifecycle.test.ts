@@ -7,7 +7,8 @@ import { readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { gradient } from '../helpers/images.js';
-import { get, post, sleep, spawnServer, tempDir, TEST_KEY, waitForJobs } from '../helpers/server.js';
+import { get, post, spawnServer, tempDir, TEST_KEY, waitForJobs } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(64, 48);
 const SLOW = JSON.stringify([{ resize: { width: 3000, height: 3000, fit: 'cover' } }, { blur: 40 }]);
@@ -55,15 +56,16 @@ test('SIGTERM: the in-flight request finishes (its result written), new connecti
   const inFlight = post(server.url, '/images/edit', { input: png, operations: SLOW, format: 'jpeg' });
   await waitForJobs(server.url, 1);
   server.child.kill('SIGTERM');
-  await sleep(100);
-  const refused = await new Promise<boolean>((resolve) => {
-    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve(false);
+  const connectionRefused = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+      socket.on('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
     });
-    socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-  });
+  const refused = await waitFor('a new connection to be refused after SIGTERM', connectionRefused);
   const r = await inFlight;
   assert.is(r.status, 200, r.body.toString());
   const { id } = r.json();
@@ -82,7 +84,7 @@ test('no key configured: one is generated and printed once; it works (here with 
     assert.is(ok.status, 200);
     const no = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' }, { key: 'guess' });
     assert.is(no.status, 401);
-    await sleep(100);
+    await waitFor('the access log line of the refused request', () => /"status":401/.test(server.output()));
     assert.is(server.output().split(key!).length - 1, 1, 'printed once, never logged');
     assert.match(server.output(), /"status":200/); // the access log line
   } finally {

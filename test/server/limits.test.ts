@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import net from 'node:net';
 import { gradient, solid } from '../helpers/images.js';
 import { bodyOf, get, post, rawRequest, sleep, startTestServer, statusOf, TEST_KEY, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let server: TestServer;
 const LIMIT = 100_000;
@@ -68,7 +69,7 @@ test('a chunked upload that never ends is cut at the limit with 413', async () =
     socket.write(chunk(block)); // at most 2.5 MiB, far beyond the limit plus the form allowance
     await sleep(5);
   }
-  for (let i = 0; i < 100 && !text.includes('}'); i++) await sleep(20);
+  await waitFor(() => `the 413 response, got ${JSON.stringify(text.slice(0, 300))}`, () => text.includes('}'));
   socket.destroy();
   assert.is(statusOf(text), 413, text.slice(0, 300));
   await healthy();
@@ -93,7 +94,7 @@ test('a refused client that keeps sending gets its 401, then the server drains a
     if (!ok) await Promise.race([new Promise((r) => socket.once('drain', r)), sleep(200)]);
     else await sleep(2);
   }
-  for (let i = 0; i < 100 && !closedByServer; i++) await sleep(20);
+  await waitFor('the server to close the connection', () => closedByServer);
   socket.destroy();
   assert.is(statusOf(text), 401, text.slice(0, 200));
   assert.ok(closedByServer, 'the server closed the connection');
@@ -159,7 +160,7 @@ test('a slow client that stops sending gets 408 request_timeout; others are serv
   const ok = await post(server.url, '/images/edit', { input: gradient(10, 10), operations: '[{"flip":"h"}]', output: 'raw' });
   assert.is(ok.status, 200);
   assert.ok(Date.now() - started < 900, 'served while the slow client stalls');
-  for (let i = 0; i < 150 && !text.includes('}'); i++) await sleep(20);
+  await waitFor(() => `the 408 response, got ${JSON.stringify(text.slice(0, 300))}`, () => text.includes('}'));
   socket.destroy();
   assert.is(statusOf(text), 408, text);
   assert.is(bodyOf(text).error.code, 'request_timeout');

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { DiskResultStore } from '../../server/store/index.js';
 import { parseRange } from '../../server/routes/results.js';
 import { gradient } from '../helpers/images.js';
-import { get, post, sleep, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { get, post, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let server: TestServer;
 const png = gradient(50, 40);
@@ -108,12 +109,16 @@ test('ids are 144-bit, URL-safe and never repeat', async () => {
 test('after the lifetime a result is 404, and its file is swept', async () => {
   const { url, id } = await store();
   assert.is((await get(url, '')).status, 200);
-  await sleep(2100);
-  const gone = await get(url, '');
+  const gone = await waitFor('the result to expire', async () => {
+    const r = await get(url, '');
+    return r.status === 404 && r;
+  });
   assert.is(gone.status, 404);
   assert.is(gone.json().error.code, 'not_found');
-  await sleep(200);
-  const files = await readdir(server.resultsDir);
+  const files = await waitFor('the expired file to be swept', async () => {
+    const names = await readdir(server.resultsDir);
+    return !names.some((f) => f.startsWith(id)) && names;
+  });
   assert.not.ok(files.some((f) => f.startsWith(id)), files.join(' '));
 });
 

@@ -1,5 +1,5 @@
 // Every route through real HTTP on loopback: health, readiness, OpenAPI, 404/405, both image
-// endpoints in both output modes, and each validation error of decisions.md section 9.
+// endpoints in both output modes, and each validation error of docs/api.md, "Errors".
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';

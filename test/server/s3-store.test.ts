@@ -13,7 +13,8 @@ import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { S3ResultStore } from '../../server/store/index.js';
 import { gradient } from '../helpers/images.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
-import { get, post, sleep, spawnServer, tempDir, TEST_KEY, type ChildServer } from '../helpers/server.js';
+import { get, post, spawnServer, tempDir, TEST_KEY, type ChildServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TTL_SECONDS = 3;
 const png = gradient(40, 30);
@@ -94,10 +95,9 @@ test('expiry: 404 after the TTL even while the object is still in the bucket; th
   // Through the processes: their own sweepers delete what expired.
   const put = await post(a.url, '/images/edit', edit);
   const { id, url } = put.json();
-  await sleep(TTL_SECONDS * 1000 + 100);
+  await waitFor('the result to expire', async () => (await get(b.url, pathOf(url))).status === 404);
   assert.is((await get(b.url, pathOf(url))).status, 404);
-  const until = Date.now() + 10_000;
-  while ((await keysUnder(`shared/${id}`)).length && Date.now() < until) await sleep(250);
+  await waitFor('the expired objects to be swept', async () => (await keysUnder(`shared/${id}`)).length === 0, { intervalMs: 250 });
   assert.equal(await keysUnder(`shared/${id}`), [], 'swept');
 });
 

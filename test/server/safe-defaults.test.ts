@@ -15,6 +15,7 @@ import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
 import { get, post, sleep, startTestServer, tempDir, TEST_KEY } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(16, 16);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -72,7 +73,8 @@ test('/Images/Results/<id>.png and a trailing slash: not routed (404), and the a
     for (const variant of [path.replace('/images/results/', '/Images/Results/'), `${path}/`, path.toUpperCase(), `${path}/x`]) {
       assert.is((await get(running.url, variant)).status, 404, variant);
     }
-    await sleep(50); // the access line is written when the response closes
+    // The access line is written when the response closes: one for each of the six requests.
+    await waitFor('the six access lines', () => lines.join('').split('"status":').length - 1 >= 6);
     const log = lines.join('');
     assert.ok(log.includes('"path":"/images/results/'), 'the downloads were logged');
     assert.not.ok(log.includes(id.slice(6)), 'no access line holds the id past its first 6 characters');

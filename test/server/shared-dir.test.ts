@@ -1,4 +1,4 @@
-// Several server processes on one MATTE_RESULTS_DIR (decisions.md section 12): the directory is
+// Several server processes on one MATTE_RESULTS_DIR (docs/api.md, "Stored results"): the directory is
 // the truth. Three real processes: results put by one are downloaded from the others at once;
 // sweeps (the processes' own and three more run here at once) race downloads without losing an
 // unexpired result; a process SIGKILLed while writing a large result leaves no partial result, and
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { DiskResultStore } from '../../server/store/index.js';
 import { gradient, isPng, makePng } from '../helpers/images.js';
 import { get, post, sleep, spawnServer, tempDir, TEST_KEY, type ChildServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TTL_SECONDS = 3;
 const png = gradient(40, 30);
@@ -94,7 +95,10 @@ test('sweeps racing downloads: every result is served until it expires and 404 a
   await sweepLoop;
   assert.ok(sweeps > 5 && checks > 20, `${sweeps} sweeps, ${checks} downloads`);
   // Once everything expired, one more sweep leaves no result file.
-  await sleep(TTL_SECONDS * 1000 + 200);
+  await waitFor('every result to expire', async () => {
+    for (const s of stored) if ((await get(servers[0]!.url, pathOf(s.url))).status !== 404) return false;
+    return true;
+  });
   for (const s of stored) assert.is((await get(servers[0]!.url, pathOf(s.url))).status, 404);
   await sweepers[0]!.sweep();
   assert.equal((await readdir(dir)).filter((f) => !f.startsWith('.tmp-')), []);

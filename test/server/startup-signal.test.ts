@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { rm, writeFile } from 'node:fs/promises';
 import { gradient } from '../helpers/images.js';
 import { sleep, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -37,15 +38,15 @@ test('SIGTERM during start-up: a request already being served still gets its ans
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   try {
     // Wait until it accepts connections (it listens before the model loads).
-    let socket: net.Socket | undefined;
-    for (let i = 0; i < 400 && !socket; i++) {
-      socket = await new Promise<net.Socket | undefined>((resolve) => {
-        const s = net.connect(port, '127.0.0.1');
-        s.once('connect', () => resolve(s));
-        s.once('error', () => resolve(undefined));
-      });
-      if (!socket) await sleep(25);
-    }
+    const socket = await waitFor(
+      () => `the server to listen:\n${output}`,
+      () =>
+        new Promise<net.Socket | undefined>((resolve) => {
+          const s = net.connect(port, '127.0.0.1');
+          s.once('connect', () => resolve(s));
+          s.once('error', () => resolve(undefined));
+        }),
+    );
     assert.ok(socket, `the server never listened:\n${output}`);
     assert.not.match(output, /listening on/, 'the start finished: the test does not exercise the start-up window');
 

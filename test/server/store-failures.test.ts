@@ -1,4 +1,4 @@
-// When the result store cannot write (decisions.md section 8, docs/api.md "Stored results"):
+// When the result store cannot write (docs/api.md, "Stored results"):
 // a full file system answers 507 insufficient_storage, a read-only one 503 store_unavailable, never
 // 500, no partial file is left, and /readyz is 503 while it lasts. Tested on a real 1 MiB tmpfs
 // (mounted here; we run as root in CI), skipped with the reason when mounting is not permitted.
@@ -13,6 +13,7 @@ import { DiskResultStore } from '../../server/store/index.js';
 import { storeError } from '../../server/store/errors.js';
 import { makePng } from '../helpers/images.js';
 import { get, post, sleep, spawnServer, startTestServer, tempDir, TEST_KEY } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 // ~120 KB of PNG: more than a full tmpfs takes, far less than 1 MiB.
 const noisy = makePng(200, 200, (x, y) => [(x * 7919 + y * 104729) % 251, (x * y * 31) % 253, (x ^ y) % 256]);
@@ -34,9 +35,11 @@ test.after(async () => {
   await rm(mnt, { recursive: true, force: true });
 });
 
-async function readyStatus(base: string): Promise<number> {
-  await sleep(1100); // the probe's answer is reused for a second
-  return (await get(base, '/readyz')).status;
+/** /readyz's status once it is `expected` (the probe's answer is reused for a second), or the last one seen after 5 s. */
+async function readyStatus(base: string, expected: number): Promise<number> {
+  let status = 0;
+  await waitFor(`/readyz to answer ${expected}`, async () => (status = (await get(base, '/readyz')).status) === expected, { timeoutMs: 5000, intervalMs: 100 }).catch(() => {});
+  return status;
 }
 
 test('disk full (ENOSPC): 507 insufficient_storage, no partial file, /readyz 503 until there is room again', async () => {
@@ -45,7 +48,7 @@ test('disk full (ENOSPC): 507 insufficient_storage, no partial file, /readyz 503
   const server = await startTestServer({ MATTE_RESULTS_DIR: dir });
   try {
     assert.is((await post(server.url, '/images/edit', edit)).status, 200);
-    assert.is(await readyStatus(server.url), 200);
+    assert.is(await readyStatus(server.url, 200), 200);
     // Fill the file system: the write stops at ENOSPC with the file holding what fitted.
     await writeFile(join(mnt, 'filler'), Buffer.alloc(2 * 1024 * 1024, 1)).catch((err) => assert.is(err.code, 'ENOSPC'));
     const r = await post(server.url, '/images/edit', edit);
@@ -54,10 +57,10 @@ test('disk full (ENOSPC): 507 insufficient_storage, no partial file, /readyz 503
     assert.ok(r.headers.get('retry-after'));
     assert.equal((await readdir(dir)).filter((f) => f.startsWith('.tmp-')), [], 'no partial file');
     assert.is((await post(server.url, '/images/edit', { ...edit, output: 'raw' })).status, 200, 'raw still works');
-    const ready = await readyStatus(server.url);
+    const ready = await readyStatus(server.url, 503);
     assert.is(ready, 503, '/readyz: the probe writes real bytes');
     await rm(join(mnt, 'filler'));
-    assert.is(await readyStatus(server.url), 200);
+    assert.is(await readyStatus(server.url, 200), 200);
     assert.is((await post(server.url, '/images/edit', edit)).status, 200);
   } finally {
     await server.close();
@@ -77,12 +80,12 @@ test('read-only file system (EROFS): 503 store_unavailable, /readyz 503, downloa
       const r = await post(server.url, '/images/edit', edit);
       assert.is(r.status, 503, r.body.toString());
       assert.is(r.json().error.code, 'store_unavailable');
-      assert.is(await readyStatus(server.url), 503);
+      assert.is(await readyStatus(server.url, 503), 503);
       assert.is((await get(stored.json().url, '')).status, 200, 'stored results are still served');
     } finally {
       execFileSync('mount', ['-o', 'remount,rw', mnt]);
     }
-    assert.is(await readyStatus(server.url), 200);
+    assert.is(await readyStatus(server.url, 200), 200);
     assert.equal((await readdir(dir)).filter((f) => f.startsWith('.tmp-')), []);
   } finally {
     await server.close();
