@@ -76,7 +76,8 @@ test('removeBackground: a deadline inside the inference stops ONNX Runtime; the 
 
   const { error, ms } = await failure(removeBackground(small, { timeout: 0.05 }));
   assert.is(error.code, 'job_timeout', error.message);
-  assert.is(error.message, 'the job took longer than 0.05 s and was stopped');
+  // IS-Net's cost class doubles the budget it is given (lib/model-cost.ts), and the message names the budget in force.
+  assert.is(error.message, `the job took longer than ${isnet ? '0.1' : '0.05'} s and was stopped`);
   if (isnet) assert.ok(ms < fullMs / 2, `stopped after ${Math.round(ms)} ms; the whole inference takes ${Math.round(fullMs)} ms`);
 
   const controller = new AbortController();
