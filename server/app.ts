@@ -260,8 +260,8 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       await metrics?.close();
+      await services.matteCache?.close();
       await services.store.close();
-      services.matteCache?.close();
     })();
     return closing;
   };

@@ -11,7 +11,8 @@ import { DiskEntries } from './store/disk-entries.js';
 import type { ResultStore } from './store/index.js';
 
 export interface ServerMatteCache extends MatteCache {
-  close(): void;
+  /** Stops the sweeps and waits for the writes in flight; later writes are dropped. */
+  close(): Promise<void>;
 }
 
 /** The matte cache of this configuration, or undefined when it is off or the store has no keyed area. */
@@ -23,10 +24,22 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     maxBytes: config.matteCacheMaxBytes,
     onError: (err) => logger.warn({ err }, 'matte cache sweep failed'),
   });
+  // Writes happen after the answer: a server closing waits for them, so none outlives it.
+  const writing = new Set<Promise<void>>();
+  let closed = false;
   return {
     get: (key) => entries.get(key),
-    put: (key, entry) => entries.put(key, Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength)),
+    put: (key, entry) => {
+      if (closed) return Promise.reject(new Error('the matte cache is closed'));
+      const write = entries.put(key, Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength)).finally(() => writing.delete(write));
+      writing.add(write);
+      return write;
+    },
     report: (outcome) => metrics.matteCacheEvent(outcome),
-    close: () => entries.close(),
+    close: async () => {
+      closed = true;
+      await Promise.allSettled([...writing]);
+      entries.close();
+    },
   };
 }
