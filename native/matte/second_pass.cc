@@ -38,15 +38,14 @@ void paste_matte(vips::VImage &alpha, const vips::VImage &part_in, const Subject
                 size_t(box.width));
 }
 
-double matte_agreement(const vips::VImage &alpha, const vips::VImage &part_in, const SubjectBox &box) {
-  const vips::VImage part = part_in.copy_memory();
-  const uint8_t *second = static_cast<const uint8_t *>(part.data());
+double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &part, int pw, int ph,
+                       const SubjectBox &box) {
   size_t both = 0, either = 0;
-  for (int y = 0; y < box.height; y++) {
-    const uint8_t *first = VIPS_IMAGE_ADDR(alpha.get_image(), box.left, box.top + y);
-    const uint8_t *row = second + size_t(y) * box.width;
-    for (int x = 0; x < box.width; x++) {
-      const bool a = first[x] >= 128, b = row[x] >= 128;
+  for (int j = 0; j < ph; j++) {
+    const int y = box.top + std::min(box.height - 1, int((j + 0.5) * box.height / ph));
+    for (int i = 0; i < pw; i++) {
+      const int x = box.left + std::min(box.width - 1, int((i + 0.5) * box.width / pw));
+      const bool a = *VIPS_IMAGE_ADDR(alpha.get_image(), x, y) >= 128, b = part[size_t(j) * pw + i] >= 128;
       both += a && b;
       either += a || b;
     }

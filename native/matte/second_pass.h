@@ -22,7 +22,8 @@ struct SecondPassParams {
   // The second pass runs only when the grown box covers less than this share of the frame.
   float max_share = 0.8f;
   // Its matte is used only when it agrees with the first pass's in the box (matte_agreement) at
-  // least this much: a crop that lost the subject's context finds another one.
+  // least this much: a crop that lost the subject's context finds another one. Judged at the
+  // model's size, so a rejected crop is not refined.
   double min_agreement = 0.8;
 };
 
@@ -43,9 +44,11 @@ std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int
 void paste_matte(vips::VImage &alpha, const vips::VImage &part, const SubjectBox &box);
 
 /**
- * How far `part` agrees with `alpha` (as paste_matte takes them) inside box: the intersection over
- * union of their pixels with alpha >= 128, 1 when neither has any.
+ * How far the crop's model matte (`part`, part_width x part_height over box) agrees with `alpha`
+ * (the full-resolution matte, in memory) inside box: the intersection over union of alpha >= 128,
+ * sampled at the centres of part's pixels; 1 when neither has any.
  */
-double matte_agreement(const vips::VImage &alpha, const vips::VImage &part, const SubjectBox &box);
+double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &part, int part_width, int part_height,
+                       const SubjectBox &box);
 
 }  // namespace matte

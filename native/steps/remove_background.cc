@@ -132,10 +132,10 @@ static void second_pass(const VImage &image, const std::vector<uint8_t> &matte, 
   const VImage small = model_sized(crop, spec);
   budget.check();
   const std::vector<uint8_t> crop_matte = model_matte(small, model, step.tta, budget);
+  if (matte_agreement(alpha, crop_matte, spec.input_width, spec.input_height, *box) < params.min_agreement) return;
   budget.check();
   const VImage refined = refine_matte(crop, static_cast<const uint8_t *>(small.data()), crop_matte, spec.input_width,
                                       spec.input_height, RefineParams(), &budget);
-  if (matte_agreement(alpha, refined, *box) < params.min_agreement) return;
   paste_matte(alpha, refined, *box);
 }
 
