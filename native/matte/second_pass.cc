@@ -26,7 +26,8 @@ std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int
   box.width = std::min(W, int(std::ceil(right + gx))) - box.left;
   box.height = std::min(H, int(std::ceil(bottom + gy))) - box.top;
   if (box.width < 1 || box.height < 1) return std::nullopt;
-  if (double(box.width) * box.height >= p.max_share * double(W) * H) return std::nullopt;
+  const double share = double(box.width) * box.height / (double(W) * H);
+  if (share * mw * mh >= p.max_model_pixels) return std::nullopt;
   return box;
 }
 

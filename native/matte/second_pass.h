@@ -19,8 +19,10 @@ struct SecondPassParams {
   // The box grows by this share of its width (height) on each side, within the frame: the model
   // sees some background around the subject.
   float grow = 0.15f;
-  // The second pass runs only when the grown box covers less than this share of the frame.
-  float max_share = 0.8f;
+  // The second pass runs only when the grown box covers fewer model pixels than this (its share
+  // of the frame times the model's input): under 80% of the frame for a 320x320 model, under 8%
+  // for a 1024x1024 one, whose subjects already get many model pixels.
+  double max_model_pixels = 0.8 * 320 * 320;
   // Its matte is used only when it agrees with the first pass's in the box (matte_agreement) at
   // least this much: a crop that lost the subject's context finds another one. Judged at the
   // model's size, so a rejected crop is not refined.
@@ -35,7 +37,7 @@ struct SubjectBox {
 /**
  * The full-resolution box (of a `width` x `height` image) around the subject of `matte` (the
  * model's matte, model_width x model_height), grown by params.grow; nothing when there is no
- * subject or when the box covers max_share of the frame or more.
+ * subject or when the box covers max_model_pixels or more.
  */
 std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int model_width, int model_height, int width,
                                    int height, const SecondPassParams &params);
