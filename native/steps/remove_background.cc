@@ -6,6 +6,7 @@
 #include "../matte/foreground.h"
 #include "../matte/model.h"
 #include "../matte/refine.h"
+#include "../matte/second_pass.h"
 #include "../matte/upscale.h"
 #include "steps.h"
 
@@ -113,6 +114,31 @@ static VImage with_colours(const VImage &image, const VImage &alpha, const Step 
   return with_alpha(colour, matte);
 }
 
+// The model-size image the model reads, stretched from `rgb` (any size).
+static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
+  return stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+}
+
+// With a small subject (matte/second_pass.h), the model's matte of a crop around it, refined at
+// the crop's full resolution, replaces `alpha` (the refined whole-frame matte, in memory) there.
+static void second_pass(const VImage &image, const std::vector<uint8_t> &matte, const Model &model,
+                        const Step &step, Budget &budget, VImage &alpha) {
+  const ModelSpec &spec = model.spec();
+  const SecondPassParams params;
+  std::optional<SubjectBox> box =
+      second_pass_box(matte, spec.input_width, spec.input_height, image.width(), image.height(), params);
+  if (!box) return;
+  const VImage crop = copy_to_memory(image.crop(box->left, box->top, box->width, box->height));
+  const VImage small = model_sized(crop, spec);
+  budget.check();
+  const std::vector<uint8_t> crop_matte = model_matte(small, model, step.tta, budget);
+  if (matte_agreement(alpha, crop_matte, spec.input_width, spec.input_height, *box) < params.min_agreement) return;
+  budget.check();
+  const VImage refined = refine_matte(crop, static_cast<const uint8_t *>(small.data()), crop_matte, spec.input_width,
+                                      spec.input_height, RefineParams(), &budget);
+  paste_matte(alpha, refined, *box);
+}
+
 // The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.
 static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
                       const Step &step, Budget &budget) {
@@ -122,6 +148,8 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
     const VImage image = copy_to_memory(rgb);
     VImage alpha = refine_matte(image, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
                                 spec.input_height, RefineParams(), &budget);
+    budget.check();
+    second_pass(image, matte, model, step, budget, alpha);
     budget.check();
     return with_colours(image, hand_back(alpha, step), step, budget);
   }
@@ -136,11 +164,6 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
     alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
   }
   return with_alpha(rgb, hand_back(alpha, step));
-}
-
-// The model-size image the model reads, stretched from `rgb` (any size).
-static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
-  return stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
 }
 
 // `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).

@@ -29,12 +29,14 @@ function counted<T>(fn: () => Promise<T>): Promise<{ result: T; pooled: number }
 test('a job alone and a job capped at one thread both run in the shared pool: the same bytes', async () => {
   for (const [image, refine] of [[subject, false], [subject, true], [busy, false]] as const) {
     configure({ concurrency: 2 });
+    // The refined disc is a small subject: a second inference on its crop (second-pass.test.ts).
+    const runs = refine && image === subject ? 2 : 1;
     const alone = await counted(() => removeBackground(image, { refine }));
-    assert.is(alone.pooled, 1, 'a lone job runs in the pool');
+    assert.is(alone.pooled, runs, 'a lone job runs in the pool');
     // Cap every job at one thread: the job's share is 1, as when every core has a job.
     configure({ concurrency: 2, threads: 1 });
     const crowded = await counted(() => removeBackground(image, { refine }));
-    assert.is(crowded.pooled, 1, 'a job with a share of one thread runs in the pool too');
+    assert.is(crowded.pooled, runs, 'a job with a share of one thread runs in the pool too');
     assert.ok(crowded.result.data.equals(alone.result.data), `refine ${refine}: the matte differs with one thread`);
   }
   configure({ concurrency: 2 });

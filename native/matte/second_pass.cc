@@ -1,0 +1,57 @@
+#include "second_pass.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace matte {
+
+std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int mw, int mh, int W, int H,
+                                   const SecondPassParams &p) {
+  int x0 = mw, y0 = mh, x1 = -1, y1 = -1;
+  for (int y = 0; y < mh; y++)
+    for (int x = 0; x < mw; x++)
+      if (matte[size_t(y) * mw + x] >= p.threshold) {
+        x0 = std::min(x0, x), x1 = std::max(x1, x);
+        y0 = std::min(y0, y), y1 = std::max(y1, y);
+      }
+  if (x1 < 0) return std::nullopt;
+  // Model pixel x covers full-resolution columns [x * W / mw, (x + 1) * W / mw).
+  const double sx = double(W) / mw, sy = double(H) / mh;
+  double left = x0 * sx, right = (x1 + 1) * sx, top = y0 * sy, bottom = (y1 + 1) * sy;
+  const double gx = (right - left) * p.grow, gy = (bottom - top) * p.grow;
+  SubjectBox box;
+  box.left = std::max(0, int(std::floor(left - gx)));
+  box.top = std::max(0, int(std::floor(top - gy)));
+  box.width = std::min(W, int(std::ceil(right + gx))) - box.left;
+  box.height = std::min(H, int(std::ceil(bottom + gy))) - box.top;
+  if (box.width < 1 || box.height < 1) return std::nullopt;
+  const double share = double(box.width) * box.height / (double(W) * H);
+  if (share * mw * mh >= p.max_model_pixels) return std::nullopt;
+  return box;
+}
+
+void paste_matte(vips::VImage &alpha, const vips::VImage &part_in, const SubjectBox &box) {
+  const vips::VImage part = part_in.copy_memory();  // a reference when it already is
+  const uint8_t *from = static_cast<const uint8_t *>(part.data());
+  for (int y = 0; y < box.height; y++)
+    std::memcpy(VIPS_IMAGE_ADDR(alpha.get_image(), box.left, box.top + y), from + size_t(y) * box.width,
+                size_t(box.width));
+}
+
+double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &part, int pw, int ph,
+                       const SubjectBox &box) {
+  size_t both = 0, either = 0;
+  for (int j = 0; j < ph; j++) {
+    const int y = box.top + std::min(box.height - 1, int((j + 0.5) * box.height / ph));
+    for (int i = 0; i < pw; i++) {
+      const int x = box.left + std::min(box.width - 1, int((i + 0.5) * box.width / pw));
+      const bool a = *VIPS_IMAGE_ADDR(alpha.get_image(), x, y) >= 128, b = part[size_t(j) * pw + i] >= 128;
+      both += a && b;
+      either += a || b;
+    }
+  }
+  return either ? double(both) / double(either) : 1.0;
+}
+
+}  // namespace matte
