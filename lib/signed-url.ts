@@ -8,8 +8,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { MatteError } from './errors.js';
 import {
+  CHANNELS,
   MATTE_FORMATS,
   MODEL_NAME,
+  parseTrimMargin,
+  type Channels,
   OUTPUT_FORMATS,
   parseOperations,
   type MatteFormat,
@@ -39,6 +42,10 @@ export interface SignedOptions {
   anim?: boolean;
   /** Background removal only: crop to the subject (default false). */
   trim?: boolean;
+  /** Background removal only, with trim: a margin around the subject, pixels (30) or a share of its box ("10%"). */
+  trim_margin?: number | string;
+  /** Background removal only: `rgba` (default) or `alpha` (the matte alone). */
+  channels?: Channels;
   refine?: boolean;
   model?: string;
 }
@@ -65,13 +72,15 @@ export const signedEditSchema = z.strictObject({
 export const signedRemoveBackgroundSchema = z.strictObject({
   input: input(),
   trim: bool().optional(),
+  trim_margin: z.union([z.number(), z.string()], { error: 'must be whole pixels (30) or a percentage ("10%")' }).optional(),
+  channels: z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` }).optional(),
   refine: bool().optional(),
   model: modelName().optional(),
 });
 
 export type ParsedSignedOptions =
   | { kind: 'edit'; input: string; steps: Step[]; format: OutputFormat; quality?: number; anim?: boolean; refine?: boolean; model?: string }
-  | { kind: 'removeBackground'; input: string; format: MatteFormat; trim?: boolean; refine?: boolean; model?: string };
+  | { kind: 'removeBackground'; input: string; format: MatteFormat; trim?: boolean; trim_margin?: number | string; channels?: Channels; refine?: boolean; model?: string };
 
 function checked<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -80,7 +89,7 @@ function checked<T>(schema: z.ZodType<T>, value: unknown): T {
   const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const key = (issue as { keys: string[] }).keys[0]!;
-    throw new MatteError('invalid_field', `options has an unknown field "${key}" (an edit takes input, operations, quality, anim, refine, model; a background removal input, trim, refine, model; the format is the extension)`, key);
+    throw new MatteError('invalid_field', `options has an unknown field "${key}" (an edit takes input, operations, quality, anim, refine, model; a background removal input, trim, trim_margin, channels, refine, model; the format is the extension)`, key);
   }
   throw new MatteError('invalid_field', `${path || 'options'} ${issue.message}`, path || 'options');
 }
@@ -100,7 +109,13 @@ export function parseSignedOptions(value: unknown, extension: string): ParsedSig
   if (!(MATTE_FORMATS as readonly string[]).includes(extension)) {
     throw new MatteError('invalid_field', `format (the extension) of a background removal must be one of ${MATTE_FORMATS.join(', ')}`, 'format');
   }
-  return { kind: 'removeBackground', ...checked(signedRemoveBackgroundSchema, value), format: extension as MatteFormat };
+  const options = checked(signedRemoveBackgroundSchema, value);
+  if (options.trim_margin !== undefined) {
+    const margin = parseTrimMargin(options.trim_margin);
+    if (typeof margin === 'string') throw new MatteError('invalid_field', `trim_margin ${margin}`, 'trim_margin');
+    if (!options.trim) throw new MatteError('invalid_field', 'trim_margin needs trim: true (the margin is around the trimmed subject)', 'trim_margin');
+  }
+  return { kind: 'removeBackground', ...options, format: extension as MatteFormat };
 }
 
 /** The signature of `path` (what follows the signature, leading slash included) under `key`. */

@@ -43,6 +43,12 @@ test.after(async () => {
   origin.close();
 });
 
+/** A signed path over any options text, valid or not (signUrl refuses what the server would). */
+const sign = (json: string, ext: string) => {
+  const rest = `/${Buffer.from(json).toString('base64url')}.${ext}`;
+  return `/images/signed/${signPath(KEY, rest)}${rest}`;
+};
+
 /** The path of a signed URL (signUrl without a base gives one). */
 const path = (options: Parameters<typeof signUrl>[0], format?: 'png' | 'webp' | 'jpeg') => signUrl(options, { key: KEY, format });
 
@@ -80,6 +86,22 @@ test('a background removal (options without operations): png with alpha, the sub
   assert.ok(pixel(image, image.width >> 1, image.height >> 1)[3] > 200, 'the subject is opaque');
 });
 
+test('a signed background removal takes trim_margin and channels as the form does', async () => {
+  const trimmed = await decode((await get(server.url, path({ input: `${base}/subject.png`, trim: true }))).body);
+  const r = await get(server.url, path({ input: `${base}/subject.png`, trim: true, trim_margin: 5, channels: 'alpha' }));
+  assert.is(r.status, 200, r.body.toString());
+  const mask = await decode(r.body);
+  assert.is(mask.width, trimmed.width + 10, 'five pixels a side');
+  assert.is(mask.height, trimmed.height + 10);
+  assert.is(r.body[25], 0, 'the matte alone: a greyscale PNG (colour type 0)');
+  const noTrim = await get(server.url, sign(JSON.stringify({ input: `${base}/subject.png`, trim_margin: 5 }), 'png'));
+  assert.is(noTrim.status, 400);
+  assert.is(JSON.parse(noTrim.body.toString()).error.path, 'trim_margin');
+  const tooWide = await get(server.url, sign(JSON.stringify({ input: `${base}/subject.png`, trim: true, trim_margin: '60%' }), 'png'));
+  assert.is(tooWide.status, 400);
+  assert.is(JSON.parse(tooWide.body.toString()).error.path, 'trim_margin');
+});
+
 test('a key being rotated out still signs', async () => {
   const url = signUrl({ input: `${base}/photo.png`, operations: [{ flip: 'h' }] }, { key: OLD_KEY });
   assert.is((await get(server.url, url)).status, 200);
@@ -110,10 +132,6 @@ test('403 before anything else: wrong key, changed options, changed format, no s
 });
 
 test('signed but invalid options: 400 with the path; a format remove-background cannot give: 400', async () => {
-  const sign = (json: string, ext: string) => {
-    const rest = `/${Buffer.from(json).toString('base64url')}.${ext}`;
-    return `/images/signed/${signPath(KEY, rest)}${rest}`;
-  };
   let r = await get(server.url, sign(JSON.stringify({ input: `${base}/p.png`, operations: [{ blur: 999 }] }), 'png'));
   assert.is(r.status, 400);
   assert.is(r.json().error.path, 'operations[0].blur');
