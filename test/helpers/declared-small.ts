@@ -188,7 +188,7 @@ export function declareSmaller(input: Buffer, width: number, height: number): Bu
     }
     return data;
   }
-  if (magic === 'GIF8') {
+  if (magic === 'GIF8' && data.length >= 10) {
     data.writeUInt16LE(width & 0xffff, 6);
     data.writeUInt16LE(height & 0xffff, 8);
     return data;
