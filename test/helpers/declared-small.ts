@@ -1,7 +1,8 @@
 // "Declared small, decoded big": files whose header declares one size while the data the decoder
 // allocates for is larger (TIFF tiles, a JPEG inside a TIFF strip, GIF frames past the screen,
-// WebP bitstreams against their canvas, AV1 frames against `ispe`). Built byte by byte, used by
-// test/engine/decoded-size.test.ts and by the fuzzer's declaredSmall mutation (test/fuzz/mutate.ts).
+// WebP bitstreams against their canvas, AV1 and HEVC pictures against `ispe`). Built byte by byte,
+// used by test/engine/decoded-size.test.ts and by the fuzzer's declaredSmall mutation
+// (test/fuzz/mutate.ts).
 import zlib from 'node:zlib';
 
 type Entry = [tag: number, type: 3 | 4, values: number[]];
@@ -145,6 +146,133 @@ function patchIspe(data: Buffer, width: number, height: number, start = 0, end =
   return patched;
 }
 
+function child(data: Buffer, parent: { at: number; end: number }, type: string, payloadOffset = 8): { at: number; end: number } {
+  for (const box of isobmffBoxes(data, parent.at + payloadOffset, parent.end)) if (box.type === type) return box;
+  throw new Error(`no ${type} box`);
+}
+
+/** The NAL units of an hvcC box (HEVCDecoderConfigurationRecord: 22 bytes, then arrays of them). */
+function hvcCNalUnits(hvcC: Buffer): Buffer[] {
+  const units: Buffer[] = [];
+  let pos = 8 + 22;
+  const arrays = hvcC[pos++]!;
+  for (let i = 0; i < arrays; i++) {
+    const count = hvcC.readUInt16BE(pos + 1);
+    pos += 3;
+    for (let j = 0; j < count; j++) {
+      const length = hvcC.readUInt16BE(pos);
+      units.push(hvcC.subarray(pos + 2, pos + 2 + length));
+      pos += 2 + length;
+    }
+  }
+  return units;
+}
+
+/** The boxes of a one-item HEIC as heif-enc writes it (64x64 and larger: no grid). */
+function heicLayout(data: Buffer) {
+  const top = { at: 0, end: data.length };
+  const meta = child(data, top, 'meta', 0);
+  const inside = { at: meta.at + 4, end: meta.end }; // after the full box's version and flags
+  const iloc = child(data, inside, 'iloc');
+  const iprp = child(data, inside, 'iprp');
+  const ipco = child(data, iprp, 'ipco');
+  return { meta, iloc, iprp, ipco, hvcC: child(data, ipco, 'hvcC'), ispe: child(data, ipco, 'ispe') };
+}
+
+/**
+ * `large` declaring `small`'s size everywhere a HEIF reader looks (its ispe and its hvcC's SPS are
+ * `small`'s) while its item's data starts with `large`'s own parameter sets (VPS, SPS, PPS, each after
+ * a 4-byte length) before its picture: libheif 1.15 hands libde265 the hvcC's NAL units and then
+ * the item's data, and libde265 decodes the picture at the last SPS it was given. Both files must
+ * be one-item HEICs as heif-enc writes them.
+ */
+export function heicWithForeignParameterSets(small: Buffer, large: Buffer): Buffer {
+  const from = heicLayout(small);
+  const to = heicLayout(large);
+  const smallHvcC = small.subarray(from.hvcC.at, from.hvcC.end);
+  const inBand = Buffer.concat(
+    hvcCNalUnits(large.subarray(to.hvcC.at, to.hvcC.end)).flatMap((unit) => {
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(unit.length);
+      return [length, unit];
+    }),
+  );
+  // The iloc (version 0 or 1) of one item with one extent: 4-byte offsets and lengths.
+  const at = to.iloc.at + 8;
+  const version = large[at]!;
+  const sizes = large.readUInt16BE(at + 4);
+  const baseSize = (sizes >> 4) & 0xf;
+  if (version > 1 || sizes >> 8 !== 0x44 || (baseSize !== 0 && baseSize !== 4) || large.readUInt16BE(at + 6) !== 1) throw new Error('not a one-item HEIC as heif-enc writes it');
+  const entry = at + 8;
+  const head = 2 + (version === 1 ? 2 : 0) + 2; // item_ID, construction_method, data_reference_index
+  const base = baseSize ? large.readUInt32BE(entry + head) : 0;
+  const extents = entry + head + baseSize;
+  if (large.readUInt16BE(extents) !== 1) throw new Error('not a one-item HEIC as heif-enc writes it');
+  const offset = base + large.readUInt32BE(extents + 2);
+  const length = large.readUInt32BE(extents + 6);
+
+  const grown = smallHvcC.length - (to.hvcC.end - to.hvcC.at) + 8; // the meta box grows by this
+  if (offset < to.meta.end) throw new Error('the item data is expected after the meta box');
+  const newEntry = Buffer.alloc(head + baseSize + 2 + 16);
+  large.copy(newEntry, 0, entry, entry + head); // the base offset stays 0
+  newEntry.writeUInt16BE(2, head + baseSize);
+  newEntry.writeUInt32BE(large.length + grown + 8, head + baseSize + 2); // the in-band sets, in a box appended below
+  newEntry.writeUInt32BE(inBand.length, head + baseSize + 6);
+  newEntry.writeUInt32BE(offset + grown, head + baseSize + 10);
+  newEntry.writeUInt32BE(length, head + baseSize + 14);
+  const entryEnd = extents + 10;
+  if (!(to.iloc.end <= to.iprp.at)) throw new Error('iloc is expected before iprp');
+  const out = Buffer.concat([
+    large.subarray(0, entry),
+    newEntry,
+    large.subarray(entryEnd, to.hvcC.at),
+    smallHvcC,
+    large.subarray(to.hvcC.end),
+  ]);
+  const shift = newEntry.length - (entryEnd - entry);
+  const bump = (box: { at: number }, by: number, moved = 0) => out.writeUInt32BE(out.readUInt32BE(box.at + moved) + by, box.at + moved);
+  bump(to.meta, grown);
+  bump(to.iloc, shift);
+  bump(to.iprp, grown - shift, shift);
+  bump(to.ipco, grown - shift, shift);
+  // The ispe now declares small's size (it lies after the hvcC when heif-enc writes it, or before).
+  const ispeAt = to.ispe.at + shift + (to.ispe.at > to.hvcC.at ? grown - 8 : 0);
+  small.copy(out, ispeAt + 12, from.ispe.at + 12, from.ispe.at + 20);
+  const box = Buffer.alloc(8);
+  box.writeUInt32BE(8 + inBand.length);
+  box.write('mdat', 4, 'latin1');
+  return Buffer.concat([out, box, inBand]);
+}
+
+/**
+ * The HEIF file with item `id`'s ispe association removed (its index set to 0, which names no
+ * property): e.g. a grid's tile, which libheif 1.15 then decodes at whatever size its stream says.
+ * For an ipma of version 0 with 1-byte associations, as libheif writes it.
+ */
+export function withoutIspe(heif: Buffer, id: number): Buffer {
+  const out = Buffer.from(heif);
+  const meta = child(out, { at: 0, end: out.length }, 'meta', 0);
+  const iprp = child(out, { at: meta.at + 4, end: meta.end }, 'iprp');
+  const ipco = child(out, iprp, 'ipco');
+  const properties = [...isobmffBoxes(out, ipco.at + 8, ipco.end)].map((box) => box.type);
+  const ipma = child(out, iprp, 'ipma');
+  if (out[ipma.at + 8] !== 0 || (out[ipma.at + 11]! & 1) !== 0) throw new Error('not an ipma of version 0 with 1-byte associations');
+  let pos = ipma.at + 16;
+  for (let entry = out.readUInt32BE(ipma.at + 12); entry > 0; entry--) {
+    const item = out.readUInt16BE(pos);
+    const count = out[pos + 2]!;
+    for (let i = 0; i < count; i++) {
+      const at = pos + 3 + i;
+      if (item === id && properties[(out[at]! & 0x7f) - 1] === 'ispe') {
+        out[at] = 0;
+        return out;
+      }
+    }
+    pos += 3 + count;
+  }
+  throw new Error(`item ${id} has no ispe`);
+}
+
 /** Rewrites the WebP's VP8X canvas and every ANMF frame size to width x height (bitstreams untouched). */
 function patchWebp(data: Buffer, width: number, height: number): number {
   let patched = 0;
@@ -169,7 +297,7 @@ function patchWebp(data: Buffer, width: number, height: number): number {
 
 /**
  * The same file with a smaller declared size and the same data: the header of each format (TIFF
- * ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF ispe, JPEG SOF) says
+ * ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF/HEIC ispe, JPEG SOF) says
  * width x height. Returns undefined for a file it cannot patch.
  */
 export function declareSmaller(input: Buffer, width: number, height: number): Buffer | undefined {
