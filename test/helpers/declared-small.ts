@@ -44,28 +44,33 @@ function writeTiff(entries: Entry[], chunks: Buffer[], offsetsTag: number, count
 }
 
 /**
- * A `width` x `height` TIFF stored in one deflated `tileWidth` x `tileHeight` tile of zeros, with
- * `samples` samples a pixel (8-bit, or float32). 1x1 with a 9984x9984 8-bit tile: about 97 KB; with 16 float32 samples, about 6 MB.
+ * A `width` x `height` TIFF stored in deflated `tileWidth` x `tileHeight` tiles of zeros, with
+ * `samples` samples a pixel (8-bit, or float32; 4 8-bit samples are CMYK with `cmyk`). 1x1 with a
+ * 9984x9984 8-bit tile: about 97 KB; with 16 float32 samples, about 6 MB. The last `brokenTiles`
+ * tiles (the bottom right ones) have a broken deflate stream (an invalid block type).
  */
-export function tiledTiff(o: { width: number; height: number; tileWidth: number; tileHeight: number; samples?: number; float?: boolean }): Buffer {
+export function tiledTiff(o: { width: number; height: number; tileWidth: number; tileHeight: number; samples?: number; float?: boolean; cmyk?: boolean; brokenTiles?: number }): Buffer {
   const samples = o.samples ?? 1;
   const bytes = o.float ? 4 : 1;
   const tile = zlibZeros(o.tileWidth * o.tileHeight * samples * bytes);
-  const tilesAcross = Math.ceil(o.width / o.tileWidth) * Math.ceil(o.height / o.tileHeight);
+  const broken = Buffer.from(tile);
+  broken[2] = 0xff; // the first deflate block: final, of the reserved type 3
+  const tiles = Math.ceil(o.width / o.tileWidth) * Math.ceil(o.height / o.tileHeight);
   const entries: Entry[] = [
     [256, 4, [o.width]],
     [257, 4, [o.height]],
     [258, 3, new Array(samples).fill(bytes * 8)],
     [259, 3, [8]], // deflate
-    [262, 3, [1]], // min-is-black
+    [262, 3, [o.cmyk ? 5 : 1]], // separated (CMYK), or min-is-black
     [277, 3, [samples]],
     [284, 3, [1]],
     [322, 4, [o.tileWidth]],
     [323, 4, [o.tileHeight]],
   ];
-  if (samples > 1) entries.push([338, 3, new Array(samples - 1).fill(0)]);
+  if (samples > 1 && !o.cmyk) entries.push([338, 3, new Array(samples - 1).fill(0)]);
   if (o.float) entries.push([339, 3, new Array(samples).fill(3)]);
-  return writeTiff(entries, new Array(tilesAcross).fill(tile), 324, 325);
+  const chunks = Array.from({ length: tiles }, (_, i) => (i >= tiles - (o.brokenTiles ?? 0) ? broken : tile));
+  return writeTiff(entries, chunks, 324, 325);
 }
 
 /** A `width` x `height` RGB TIFF whose one strip is `jpeg` (Compression 7), whatever size it holds. */
