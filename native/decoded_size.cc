@@ -77,8 +77,17 @@ void check_decoded_size(ImageType type, const uint8_t *data, size_t size, const 
         throw unsupported_image("the webp image holds a frame whose size differs from the size its header declares");
       return;
     case ImageType::Heif:
-      if (!heif_frames_match_headers(data, size))
-        throw unsupported_image("the heif image holds a frame whose coded size differs from its declared size (ispe)");
+      switch (heif_frames_check(data, size)) {
+        case HeifFrames::Match: return;
+        case HeifFrames::SizeDiffers:
+          throw unsupported_image("the heif image holds a frame whose coded size differs from its declared size (ispe)");
+        case HeifFrames::Undeclared:
+          throw unsupported_image("the heif image holds an image item without a declared size (ispe)");
+        case HeifFrames::Unreadable:
+          throw unsupported_image("the heif image holds a parameter set (HEVC SPS or AV1 sequence header) that cannot be read");
+        case HeifFrames::DataOverlaps:
+          throw unsupported_image("the heif image's items refer to more data than the file holds");
+      }
       return;
     case ImageType::Jpeg: {
       // A progressive (or multi-scan) JPEG is held whole as coefficients, 2 bytes each, whatever

@@ -307,9 +307,11 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options, Budge
 // may be another job's, or hold several jobs' lines, so the message is never taken from it (it
 // names this job's own image type), and the code comes first from this job's own evidence: its
 // input decoded again on its own, strictly (data the decoder skips with a warning can still make a
-// job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). Only as
-// a fallback is the captured text read, and only for this job's own decoder (a line of a decoder
-// of the same type in another job can at worst turn our 500 into a 415, never give another text).
+// job fail, e.g. through libvips' out-of-order read check, which depends on thread timing). That
+// text may also name no decoder at all: libtiff's codecs report under their own names ("ZIPDecode:
+// Decoding error at scanline 0") and libvips adds no line of its own. Only as a fallback is the
+// captured text read, and only for this job's own decoder (a line of a decoder of the same type in
+// another job can at worst turn our 500 into a 415, never give another text).
 Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options,
                Budget &budget) {
   vips_error_clear();  // keeps the shared buffer short; no job's message is read from it

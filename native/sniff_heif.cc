@@ -1,9 +1,13 @@
 #include "sniff_heif.h"
 
+#include "bit_reader.h"
+#include "sniff_hevc.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -28,6 +32,7 @@ struct Reader {
     pos += bytes;
     return value;
   }
+  size_t left() const { return pos < size ? size - pos : 0; }
 };
 
 struct Box {
@@ -61,11 +66,32 @@ std::vector<Box> boxes(const uint8_t *data, size_t begin, size_t end) {
   return out;
 }
 
+bool is(const Box &box, const char *type) { return std::memcmp(box.type, type, 4) == 0; }
+
 const Box *find(const std::vector<Box> &list, const char *type) {
   for (const Box &box : list)
-    if (std::memcmp(box.type, type, 4) == 0) return &box;
+    if (is(box, type)) return &box;
   return nullptr;
 }
+
+using Size = std::pair<uint64_t, uint64_t>;
+
+// What the parameter sets of one item (AV1 sequence headers, HEVC SPSs) declare, over all of them.
+struct CodedSizes {
+  bool any = false, unreadable = false, mixed = false;
+  Size picture{0, 0};  // what the decoder outputs (for HEVC, inside the conformance window)
+  Size coded{0, 0};    // the largest picture it allocates
+  void add(std::optional<Size> out, std::optional<Size> allocated) {
+    if (!out || !allocated) {
+      unreadable = true;
+      return;
+    }
+    if (any && *out != picture) mixed = true;
+    picture = *out;
+    coded = {std::max(coded.first, allocated->first), std::max(coded.second, allocated->second)};
+    any = true;
+  }
+};
 
 // AV1's leb128, as in OBU sizes.
 uint64_t leb128(Reader &r) {
@@ -78,31 +104,8 @@ uint64_t leb128(Reader &r) {
   return value;
 }
 
-struct Bits {
-  const uint8_t *data;
-  size_t size, bit = 0;
-  bool bad = false;
-  uint64_t read(int n) {
-    uint64_t value = 0;
-    for (int i = 0; i < n; i++) {
-      if (bit / 8 >= size) {
-        bad = true;
-        return 0;
-      }
-      value = (value << 1) | ((data[bit / 8] >> (7 - bit % 8)) & 1);
-      bit++;
-    }
-    return value;
-  }
-  uint64_t uvlc() {
-    int zeros = 0;
-    while (!bad && !read(1) && zeros < 32) zeros++;
-    return zeros >= 32 ? 0 : read(zeros) + (uint64_t(1) << zeros) - 1;
-  }
-};
-
 // max_frame_width/height of an AV1 sequence header OBU's payload (AV1 spec 5.5.1).
-std::optional<std::pair<uint64_t, uint64_t>> sequence_header_size(const uint8_t *data, size_t size) {
+std::optional<Size> sequence_header_size(const uint8_t *data, size_t size) {
   Bits b{data, size};
   b.read(3);  // seq_profile
   b.read(1);  // still_picture
@@ -135,60 +138,131 @@ std::optional<std::pair<uint64_t, uint64_t>> sequence_header_size(const uint8_t 
   int width_bits = int(b.read(4)) + 1, height_bits = int(b.read(4)) + 1;
   uint64_t width = b.read(width_bits) + 1, height = b.read(height_bits) + 1;
   if (b.bad) return std::nullopt;
-  return std::make_pair(width, height);
+  return Size{width, height};
 }
 
-// The first sequence header among the OBUs in [data, data + size).
-std::optional<std::pair<uint64_t, uint64_t>> av1_frame_size(const uint8_t *data, size_t size) {
+// Every sequence header among the OBUs in [data, data + size), the stream libheif hands the AV1
+// decoder: the av1C's configOBUs, then the item's data.
+void add_sequence_headers(const uint8_t *data, size_t size, CodedSizes &sizes) {
   Reader r(data, size);
-  while (!r.bad && r.pos < size) {
+  while (!r.bad && r.left() > 0) {
     uint64_t header = r.read(1);
     int type = int((header >> 3) & 0x0F);
     if (header & 0x04) r.read(1);  // extension
-    if (!(header & 0x02)) return std::nullopt;  // without a size field, the OBU runs to the end: not in AVIF
-    uint64_t length = leb128(r);
-    if (r.bad || length > size - r.pos) return std::nullopt;
-    if (type == 1) return sequence_header_size(data + r.pos, size_t(length));
+    // Without a size field, an OBU runs to the end of the data.
+    uint64_t length = (header & 0x02) ? leb128(r) : r.left();
+    if (r.bad || length > r.left()) return;  // the decoder stops there too
+    if (type == 1) {
+      auto frame = sequence_header_size(data + r.pos, size_t(length));
+      sizes.add(frame, frame);
+    }
     r.pos += size_t(length);
   }
-  return std::nullopt;
+}
+
+void add_sps(const uint8_t *nal, size_t size, CodedSizes &sizes) {
+  if (!is_hevc_base_sps(nal, size)) return;
+  std::optional<HevcPictureSize> sps = hevc_sps_size(nal, size);
+  if (!sps) return sizes.add(std::nullopt, std::nullopt);
+  sizes.add(Size{sps->width, sps->height}, Size{sps->coded_width, sps->coded_height});
+}
+
+// Every SPS in an hvcC (HEVCDecoderConfigurationRecord: 22 bytes, then arrays of NAL units).
+void add_hvcC_parameter_sets(const uint8_t *data, size_t size, CodedSizes &sizes) {
+  Reader r(data, size);
+  r.read(22);
+  uint64_t arrays = r.read(1);
+  for (uint64_t i = 0; i < arrays && !r.bad; i++) {
+    r.read(1);  // array_completeness, NAL_unit_type
+    uint64_t units = r.read(2);
+    for (uint64_t j = 0; j < units && !r.bad; j++) {
+      uint64_t length = r.read(2);
+      if (r.bad || length > r.left()) return;
+      add_sps(data + r.pos, size_t(length), sizes);
+      r.pos += size_t(length);
+    }
+  }
+}
+
+// Every SPS in an item's data: NAL units each after a 4-byte length, as libheif 1.15 reads them.
+void add_item_parameter_sets(const uint8_t *data, size_t size, CodedSizes &sizes) {
+  Reader r(data, size);
+  while (r.left() >= 4) {
+    uint64_t length = r.read(4);
+    if (length > r.left()) return;  // libheif refuses the item there
+    add_sps(data + r.pos, size_t(length), sizes);
+    r.pos += size_t(length);
+  }
+}
+
+enum class Codec { Other, Av1, Hevc };
+
+struct Span {
+  const uint8_t *data;
+  size_t size;
+};
+
+// The spans as one buffer: the only one in place, several copied into `joined`.
+Span join(const std::vector<Span> &spans, std::vector<uint8_t> &joined) {
+  if (spans.size() == 1) return spans.front();
+  for (const Span &span : spans) joined.insert(joined.end(), span.data, span.data + span.size);
+  return {joined.data(), joined.size()};
+}
+
+// HEVC pictures are coded in blocks of up to 64x64: an encoder pads the picture up to them and
+// crops the padding with the conformance window.
+const uint64_t kLargestHevcBlock = 64;
+
+HeifFrames judge(Codec codec, const CodedSizes &sizes, const Size &declared) {
+  if (sizes.unreadable) return HeifFrames::Unreadable;
+  if (!sizes.any) return HeifFrames::Match;  // no parameter set: the decoder decodes nothing
+  if (sizes.mixed || sizes.picture != declared) return HeifFrames::SizeDiffers;
+  if (codec == Codec::Hevc && (sizes.coded.first - declared.first >= kLargestHevcBlock ||
+                               sizes.coded.second - declared.second >= kLargestHevcBlock))
+    return HeifFrames::SizeDiffers;
+  return HeifFrames::Match;
 }
 
 }  // namespace
 
-bool heif_frames_match_headers(const uint8_t *data, size_t size) {
+HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
   std::vector<Box> top = boxes(data, 0, size);
   const Box *meta = find(top, "meta");
-  if (!meta || meta->end - meta->start < 4) return true;
+  if (!meta || meta->end - meta->start < 4) return HeifFrames::Match;
   std::vector<Box> inside = boxes(data, meta->start + 4, meta->end);  // after the full box's version/flags
 
   // Item types (iinf / infe version 2 or 3).
-  std::map<uint32_t, bool> is_av1;
+  std::map<uint32_t, Codec> codec;
   if (const Box *iinf = find(inside, "iinf")) {
     Reader r(data + iinf->start, iinf->end - iinf->start);
     int version = int(r.read(1));
     r.read(3);
     r.read(version == 0 ? 2 : 4);  // entry_count
     for (const Box &infe : boxes(data, iinf->start + r.pos, iinf->end)) {
-      if (std::memcmp(infe.type, "infe", 4) != 0) continue;
+      if (!is(infe, "infe")) continue;
       Reader e(data + infe.start, infe.end - infe.start);
       int infe_version = int(e.read(1));
       e.read(3);
       if (infe_version < 2) continue;
       uint32_t id = uint32_t(e.read(infe_version == 2 ? 2 : 4));
       e.read(2);  // item_protection_index
-      if (!e.bad && e.pos + 4 <= infe.end - infe.start) is_av1[id] = std::memcmp(data + infe.start + e.pos, "av01", 4) == 0;
+      if (e.bad || e.left() < 4) continue;
+      const uint8_t *type = data + infe.start + e.pos;
+      codec[id] = std::memcmp(type, "av01", 4) == 0 ? Codec::Av1 : std::memcmp(type, "hvc1", 4) == 0 ? Codec::Hevc : Codec::Other;
     }
   }
 
-  // Properties (ipco) and which item has which (ipma): the ispe of each item.
-  std::map<uint32_t, std::pair<uint64_t, uint64_t>> declared;
+  // Properties (ipco) and which item has which (ipma): each item's ispe (an item with two that
+  // differ is ambiguous) and its codec configuration (the first hvcC or av1C, as libheif takes it).
+  std::map<uint32_t, Size> declared;
+  std::set<uint32_t> ambiguous;
+  std::map<uint32_t, const Box *> hvcC, av1C;
+  std::vector<Box> properties;
   if (const Box *iprp = find(inside, "iprp")) {
     std::vector<Box> parts = boxes(data, iprp->start, iprp->end);
-    const Box *ipco = find(parts, "ipco");
-    std::vector<Box> properties = ipco ? boxes(data, ipco->start, ipco->end) : std::vector<Box>();
+    if (const Box *ipco = find(parts, "ipco")) properties = boxes(data, ipco->start, ipco->end);
     for (const Box &ipma : parts) {
-      if (std::memcmp(ipma.type, "ipma", 4) != 0) continue;
+      if (!is(ipma, "ipma")) continue;
       Reader r(data + ipma.start, ipma.end - ipma.start);
       int version = int(r.read(1));
       uint64_t flags = r.read(3);
@@ -200,19 +274,27 @@ bool heif_frames_match_headers(const uint8_t *data, size_t size) {
           uint64_t index = (flags & 1) ? r.read(2) & 0x7FFF : r.read(1) & 0x7F;
           if (index == 0 || index > properties.size()) continue;
           const Box &property = properties[index - 1];
-          if (std::memcmp(property.type, "ispe", 4) != 0) continue;
+          if (is(property, "hvcC") && !hvcC.count(id)) hvcC[id] = &property;
+          if (is(property, "av1C") && !av1C.count(id)) av1C[id] = &property;
+          if (!is(property, "ispe")) continue;
           Reader p(data + property.start, property.end - property.start);
           p.read(4);
           uint64_t width = p.read(4), height = p.read(4);
-          if (!p.bad) declared[id] = {width, height};
+          if (p.bad) continue;
+          if (declared.count(id) && declared[id] != Size{width, height}) ambiguous.insert(id);
+          declared[id] = {width, height};
         }
       }
     }
   }
 
-  // Where each item's data starts (iloc, construction method 0: offsets in the file).
+  // Each item's data (iloc): extents in the file (construction method 0) or in idat (1).
   const Box *iloc = find(inside, "iloc");
-  if (!iloc) return true;
+  if (!iloc) return HeifFrames::Match;
+  const Box *idat = find(inside, "idat");
+  // The bytes read for the items judged: in any file an encoder writes, items do not share data,
+  // so more than the file's size can only be extents repeated to make this check slow.
+  size_t budget = size;
   Reader r(data + iloc->start, iloc->end - iloc->start);
   int version = int(r.read(1));
   r.read(3);
@@ -228,19 +310,57 @@ bool heif_frames_match_headers(const uint8_t *data, size_t size) {
     uint64_t extents = r.read(2);
     // Extents of zero-width fields read nothing: without this a small file could loop for long.
     if (offset_size + length_size + index_size == 0) extents = std::min<uint64_t>(extents, 1);
+    // Where the extents' offsets count from: the file, or idat's payload.
+    const uint8_t *source = method == 1 && idat ? data + idat->start : data;
+    size_t source_size = method == 1 ? (idat ? idat->end - idat->start : 0) : size;
+    bool judged = method <= 1 && codec.count(id) && codec[id] != Codec::Other;
+    std::vector<Span> spans;
     for (uint64_t j = 0; j < extents && !r.bad; j++) {
       r.read(index_size);
       uint64_t offset = r.read(offset_size), length = r.read(length_size);
-      if (j != 0 || method != 0 || !is_av1[id] || !declared.count(id)) continue;
-      uint64_t start = base + offset;
-      if (start >= size) continue;
-      uint64_t available = size - start;
+      if (!judged || base > source_size || offset > source_size - base) continue;
+      uint64_t start = base + offset, available = source_size - start;
       if (length == 0 || length > available) length = available;
-      auto coded = av1_frame_size(data + start, size_t(length));
-      if (coded && *coded != declared[id]) return false;
+      if (length > budget) return HeifFrames::DataOverlaps;
+      budget -= size_t(length);
+      spans.push_back({source + start, size_t(length)});
     }
+    if (!judged || r.bad) continue;
+    // libheif 1.15 decodes a grid's tile without one, at whatever size its stream declares.
+    if (!declared.count(id)) return HeifFrames::Undeclared;
+    if (ambiguous.count(id)) return HeifFrames::SizeDiffers;
+
+    CodedSizes coded;
+    if (codec[id] == Codec::Hevc) {
+      if (hvcC.count(id)) {
+        size_t length = hvcC[id]->end - hvcC[id]->start;
+        if (length > budget) return HeifFrames::DataOverlaps;
+        budget -= length;
+        add_hvcC_parameter_sets(data + hvcC[id]->start, length, coded);
+      }
+      std::vector<uint8_t> joined;
+      if (!spans.empty()) {
+        Span item = join(spans, joined);
+        add_item_parameter_sets(item.data, item.size, coded);
+      }
+    } else {
+      // The av1C's configOBUs (after its 4 bytes) and the item's data are one stream of OBUs.
+      if (av1C.count(id) && av1C[id]->end - av1C[id]->start > 4) {
+        size_t obus = av1C[id]->end - av1C[id]->start - 4;
+        if (obus > budget) return HeifFrames::DataOverlaps;
+        budget -= obus;
+        spans.insert(spans.begin(), Span{data + av1C[id]->start + 4, obus});
+      }
+      std::vector<uint8_t> joined;
+      if (!spans.empty()) {
+        Span stream = join(spans, joined);
+        add_sequence_headers(stream.data, stream.size, coded);
+      }
+    }
+    HeifFrames verdict = judge(codec[id], coded, declared[id]);
+    if (verdict != HeifFrames::Match) return verdict;
   }
-  return true;
+  return HeifFrames::Match;
 }
 
 }  // namespace matte

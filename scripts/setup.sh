@@ -17,6 +17,9 @@ pkg-config --exists libdeflate 2>/dev/null || missing="$missing libdeflate-dev" 
 pkg-config --exists libwebp 2>/dev/null || missing="$missing libwebp-dev"  # the still WebP encoder
 # ghostscript's standard ICC profiles, for the colour-profile tests (test/engine/colour-profiles).
 [ -f /usr/share/color/icc/ghostscript/ps_cmyk.icc ] || missing="$missing libgs-common"
+# heif-enc, for the HEIC inputs the tests and the fuzzer make (test/helpers/heic.ts): libheif's
+# own x265 encoder (a small package: its libraries come with libvips-dev already).
+command -v heif-enc >/dev/null 2>&1 || missing="$missing libheif-examples"
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"

@@ -59,14 +59,26 @@ ResizeGeometry resize_geometry(int width, int height, const Step &step) {
   return {width, height, width, height};
 }
 
+// libvips 8.14's resize hands its whole reduction to reduceh/reducev, which refuse more than 1e6
+// (a 1000001x1 image resized to 1 pixel wide failed): past a reduction of kLargestReduction, a box
+// shrink by a whole factor comes first and lanczos3 does the rest.
+constexpr double kLargestReduction = 1000;
+
+static int box_factor(int from, int to) {
+  double reduction = double(from) / to;
+  return reduction > kLargestReduction ? int(std::ceil(reduction / kLargestReduction)) : 1;
+}
+
 // Scales to exactly width x height: libvips rounds the output size itself, so a one-pixel
 // difference is cropped or extended at the edge.
 static VImage resize_exact(const VImage &in, int width, int height) {
   if (in.width() == width && in.height() == height) return in;
   VImage out = premultiplied(in, [&](const VImage &image) {
-    return image.resize(double(width) / in.width(), VImage::option()
-                                                        ->set("vscale", double(height) / in.height())
-                                                        ->set("kernel", VIPS_KERNEL_LANCZOS3));
+    int box_x = box_factor(image.width(), width), box_y = box_factor(image.height(), height);
+    VImage source = box_x > 1 || box_y > 1 ? image.shrink(box_x, box_y) : image;
+    return source.resize(double(width) / source.width(), VImage::option()
+                                                             ->set("vscale", double(height) / source.height())
+                                                             ->set("kernel", VIPS_KERNEL_LANCZOS3));
   });
   if (out.width() != width || out.height() != height) {
     if (out.width() >= width && out.height() >= height)

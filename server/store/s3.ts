@@ -257,14 +257,19 @@ export class S3ResultStore implements ResultStore {
     await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
   }
 
-  /** Puts and deletes a small object with real bytes; the answer is reused for 2 s. */
+  /**
+   * Puts and deletes a small object with real bytes; the answer is reused for 2 s. The probe as a
+   * whole ends at one timeout, whatever the client's retries: a stalled store makes /readyz 503
+   * within MATTE_S3_TIMEOUT_SECONDS, not within twice that.
+   */
   writable(): Promise<boolean> {
     const now = this.now();
     if (this.probe && now - this.probe.at < PROBE_CACHE_MS) return this.probe.ok;
     const ok = (async () => {
+      const deadline = { abortSignal: AbortSignal.timeout(this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS) };
       try {
-        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey, Body: randomBytes(1024), Metadata: { [MARKER_META]: MARKER } }));
-        await this.delete(this.probeKey);
+        await this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey, Body: randomBytes(1024), Metadata: { [MARKER_META]: MARKER } }), deadline);
+        await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.probeKey }), deadline);
         return true;
       } catch (err) {
         this.options.logger?.warn({ err: describe(err) }, 'the S3 result store cannot be written');

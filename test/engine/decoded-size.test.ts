@@ -5,7 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addon } from '../../lib/native.js';
 import { edit, MatteError, type EditOptions } from '../../lib/index.js';
-import { declareSmaller, gifWithFrames, jpegInTiff, tiledTiff } from '../helpers/declared-small.js';
+import { declareSmaller, gifWithFrames, heicWithForeignParameterSets, jpegInTiff, tiledTiff, withoutIspe } from '../helpers/declared-small.js';
+import { encodeHeic } from '../helpers/heic.js';
 import { convert, decode, gradient, makeGif, solid } from '../helpers/images.js';
 
 const counters = (addon as unknown as { counters: () => { trackedBytes: number } }).counters;
@@ -122,6 +123,43 @@ test('AVIFs of even and odd sizes, with and without alpha, still decode at their
   }
 });
 
+test('a HEIC whose ispe declares 8x8 around a 256x192 HEVC picture is refused before decoding', async () => {
+  const lying = declareSmaller(encodeHeic(gradient(256, 192)), 8, 8)!;
+  const { code, message } = await refusal(lying);
+  assert.is(code, 'unsupported_image', message);
+  assert.match(message, /coded size differs from its declared size \(ispe\)/);
+});
+
+test('a HEIC declaring 128x96 (ispe and hvcC) whose data carries the parameter sets of a 1024x768 picture is refused', async () => {
+  // libheif 1.15 decodes this file at 1024x768: libde265 takes the last SPS it is given.
+  const lying = heicWithForeignParameterSets(encodeHeic(gradient(128, 96)), encodeHeic(gradient(1024, 768)));
+  const { code, message } = await refusal(lying);
+  assert.is(code, 'unsupported_image', message);
+  assert.match(message, /coded size differs from its declared size \(ispe\)/);
+  // The same construction with the file's own parameter sets in its data decodes.
+  const own = encodeHeic(gradient(128, 96));
+  assert.equal((await edit(heicWithForeignParameterSets(own, own), [{ flip: 'h' }])).width, 128);
+});
+
+test('a HEIC grid tile without an ispe is refused (libheif 1.15 decodes it at its stream\'s size)', async () => {
+  const grid = encodeHeic(gradient(16, 12)); // a grid of one 64x64 tile, item 1
+  assert.is((await edit(grid, [{ flip: 'h' }])).width, 16);
+  const { code, message } = await refusal(withoutIspe(grid, 1));
+  assert.is(code, 'unsupported_image', message);
+  assert.match(message, /without a declared size \(ispe\)/);
+});
+
+test('HEICs of even, odd and tiny sizes, with and without alpha, still decode at their size', async () => {
+  // Inside: coded sizes padded by x265 to its 8-pixel blocks (500x333 is coded 504x336), even sizes
+  // cropped by clap (127x129), and grids of a 64x64 tile below 64x64.
+  for (const [width, height, alpha] of [[500, 333, false], [127, 129, false], [63, 41, true], [1, 1, false], [1000, 10, false]] as const) {
+    const input = alpha ? solid(width, height, [1, 2, 3, 100], { alpha: true }) : gradient(width, height);
+    const out = await edit(encodeHeic(input), [{ flip: 'h' }], { format: 'png' });
+    const decoded = await decode(out.data);
+    assert.equal([decoded.width, decoded.height], [width, height]);
+  }
+});
+
 test('a PNG or JPEG declaring a smaller size decodes only the size it declares', async () => {
   for (const input of [gradient(512, 512), await convert(gradient(512, 512), 'jpeg')]) {
     const lying = declareSmaller(input, 4, 4)!;
@@ -151,6 +189,8 @@ test('every cut of these files is a typed refusal or a result, never internal', 
     gifWithFrames([1, 1], [[1, 1], [300, 300]]),
     declareSmaller(await convert(solid(64, 64, [10, 20, 30, 128], { alpha: true }), 'webp'), 1, 1)!,
     declareSmaller(await convert(gradient(64, 48), 'avif'), 8, 8)!,
+    declareSmaller(encodeHeic(gradient(64, 48)), 8, 8)!,
+    heicWithForeignParameterSets(encodeHeic(gradient(64, 64)), encodeHeic(gradient(256, 192))),
   ];
   for (const file of files) {
     for (let i = 1; i <= 24; i++) {

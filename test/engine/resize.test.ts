@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit } from '../../lib/index.js';
-import { convert, decode, gradient, pixel, channelMeans, withExifOrientation } from '../helpers/images.js';
+import { convert, decode, gradient, pixel, channelMeans, solid, withExifOrientation } from '../helpers/images.js';
 
 const source = gradient(400, 200); // landscape 2:1, red follows x, green follows y
 
@@ -88,6 +88,16 @@ test('resize keeps transparency without dark fringes (premultiplied)', async () 
   for (let x = 0; x < image.width; x++) {
     const p = pixel(image, x, 2);
     if (p[3] > 16) assert.ok(p[0] >= 240, `x=${x}: colour ${p} must stay white where visible`);
+  }
+});
+
+test('a reduction past a million (1000001x1 to 1 pixel wide, 1x3000000 to 1 high) gives the image\'s colour', async () => {
+  // libvips 8.14's reduce refuses more than 1e6 in one pass: this was a 500 (internal).
+  for (const [width, height, box] of [[1_000_001, 1, { width: 1 }], [1, 3_000_000, { height: 1 }]] as const) {
+    const out = await edit(solid(width, height, [200, 100, 50, 128], { alpha: true }), [{ resize: box }], { format: 'png' });
+    const decoded = await decode(out.data);
+    assert.equal([decoded.width, decoded.height], [1, 1]);
+    assert.equal(pixel(decoded, 0, 0), [200, 100, 50, 128]);
   }
 });
 

@@ -99,7 +99,7 @@ const MUTATIONS: Record<string, Mutation> = {
   },
   declaredSmall(data, rng) {
     // The header of the seed's format declares a smaller size than its data decodes to (TIFF
-    // ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF ispe, JPEG SOF): the
+    // ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF/HEIC ispe, JPEG SOF): the
     // limits must hold for what the decoder allocates, not for what the header says.
     const side = () => (rng.chance(0.5) ? 1 + rng.int(4) : 1 + rng.int(64));
     return declareSmaller(data, side(), side()) ?? data;

@@ -2,6 +2,7 @@
 // test helpers and the addon itself (nothing binary is committed). Tiny on purpose: a mutation then
 // reaches every part of the file, and an iteration takes milliseconds.
 import { tiledTiff } from '../helpers/declared-small.js';
+import { encodeHeic } from '../helpers/heic.js';
 import { convert, disc, gradient, makeGif, makeTiff, solid, withExifOrientation } from '../helpers/images.js';
 
 export interface Seed {
@@ -30,8 +31,11 @@ export async function makeSeeds(): Promise<Seed[]> {
     { name: 'tiff-tiled', data: tiledTiff({ width: 20, height: 12, tileWidth: 16, tileHeight: 16 }) },
     { name: 'avif', data: avif },
     // The same AV1 image under the generic HEIF brand (libheif decides by the item, the sniffer
-    // by the brand): no HEVC encoder is installed to make a real HEIC.
+    // by the brand).
     { name: 'heif-mif1', data: withBrand(avif, 'mif1') },
+    // HEVC: a grid of one 64x64 tile with an alpha item (below 64x64), and one item.
+    { name: 'heic-alpha', data: encodeHeic(rgba, 40) },
+    { name: 'heic', data: encodeHeic(gradient(64, 64), 40) },
   ];
 }
 

@@ -1,7 +1,8 @@
 // "Declared small, decoded big": files whose header declares one size while the data the decoder
 // allocates for is larger (TIFF tiles, a JPEG inside a TIFF strip, GIF frames past the screen,
-// WebP bitstreams against their canvas, AV1 frames against `ispe`). Built byte by byte, used by
-// test/engine/decoded-size.test.ts and by the fuzzer's declaredSmall mutation (test/fuzz/mutate.ts).
+// WebP bitstreams against their canvas, AV1 and HEVC pictures against `ispe`). Built byte by byte,
+// used by test/engine/decoded-size.test.ts and by the fuzzer's declaredSmall mutation
+// (test/fuzz/mutate.ts).
 import zlib from 'node:zlib';
 
 type Entry = [tag: number, type: 3 | 4, values: number[]];
@@ -43,28 +44,33 @@ function writeTiff(entries: Entry[], chunks: Buffer[], offsetsTag: number, count
 }
 
 /**
- * A `width` x `height` TIFF stored in one deflated `tileWidth` x `tileHeight` tile of zeros, with
- * `samples` samples a pixel (8-bit, or float32). 1x1 with a 9984x9984 8-bit tile: about 97 KB; with 16 float32 samples, about 6 MB.
+ * A `width` x `height` TIFF stored in deflated `tileWidth` x `tileHeight` tiles of zeros, with
+ * `samples` samples a pixel (8-bit, or float32; 4 8-bit samples are CMYK with `cmyk`). 1x1 with a
+ * 9984x9984 8-bit tile: about 97 KB; with 16 float32 samples, about 6 MB. The last `brokenTiles`
+ * tiles (the bottom right ones) have a broken deflate stream (an invalid block type).
  */
-export function tiledTiff(o: { width: number; height: number; tileWidth: number; tileHeight: number; samples?: number; float?: boolean }): Buffer {
+export function tiledTiff(o: { width: number; height: number; tileWidth: number; tileHeight: number; samples?: number; float?: boolean; cmyk?: boolean; brokenTiles?: number }): Buffer {
   const samples = o.samples ?? 1;
   const bytes = o.float ? 4 : 1;
   const tile = zlibZeros(o.tileWidth * o.tileHeight * samples * bytes);
-  const tilesAcross = Math.ceil(o.width / o.tileWidth) * Math.ceil(o.height / o.tileHeight);
+  const broken = Buffer.from(tile);
+  broken[2] = 0xff; // the first deflate block: final, of the reserved type 3
+  const tiles = Math.ceil(o.width / o.tileWidth) * Math.ceil(o.height / o.tileHeight);
   const entries: Entry[] = [
     [256, 4, [o.width]],
     [257, 4, [o.height]],
     [258, 3, new Array(samples).fill(bytes * 8)],
     [259, 3, [8]], // deflate
-    [262, 3, [1]], // min-is-black
+    [262, 3, [o.cmyk ? 5 : 1]], // separated (CMYK), or min-is-black
     [277, 3, [samples]],
     [284, 3, [1]],
     [322, 4, [o.tileWidth]],
     [323, 4, [o.tileHeight]],
   ];
-  if (samples > 1) entries.push([338, 3, new Array(samples - 1).fill(0)]);
+  if (samples > 1 && !o.cmyk) entries.push([338, 3, new Array(samples - 1).fill(0)]);
   if (o.float) entries.push([339, 3, new Array(samples).fill(3)]);
-  return writeTiff(entries, new Array(tilesAcross).fill(tile), 324, 325);
+  const chunks = Array.from({ length: tiles }, (_, i) => (i >= tiles - (o.brokenTiles ?? 0) ? broken : tile));
+  return writeTiff(entries, chunks, 324, 325);
 }
 
 /** A `width` x `height` RGB TIFF whose one strip is `jpeg` (Compression 7), whatever size it holds. */
@@ -145,6 +151,133 @@ function patchIspe(data: Buffer, width: number, height: number, start = 0, end =
   return patched;
 }
 
+function child(data: Buffer, parent: { at: number; end: number }, type: string, payloadOffset = 8): { at: number; end: number } {
+  for (const box of isobmffBoxes(data, parent.at + payloadOffset, parent.end)) if (box.type === type) return box;
+  throw new Error(`no ${type} box`);
+}
+
+/** The NAL units of an hvcC box (HEVCDecoderConfigurationRecord: 22 bytes, then arrays of them). */
+function hvcCNalUnits(hvcC: Buffer): Buffer[] {
+  const units: Buffer[] = [];
+  let pos = 8 + 22;
+  const arrays = hvcC[pos++]!;
+  for (let i = 0; i < arrays; i++) {
+    const count = hvcC.readUInt16BE(pos + 1);
+    pos += 3;
+    for (let j = 0; j < count; j++) {
+      const length = hvcC.readUInt16BE(pos);
+      units.push(hvcC.subarray(pos + 2, pos + 2 + length));
+      pos += 2 + length;
+    }
+  }
+  return units;
+}
+
+/** The boxes of a one-item HEIC as heif-enc writes it (64x64 and larger: no grid). */
+function heicLayout(data: Buffer) {
+  const top = { at: 0, end: data.length };
+  const meta = child(data, top, 'meta', 0);
+  const inside = { at: meta.at + 4, end: meta.end }; // after the full box's version and flags
+  const iloc = child(data, inside, 'iloc');
+  const iprp = child(data, inside, 'iprp');
+  const ipco = child(data, iprp, 'ipco');
+  return { meta, iloc, iprp, ipco, hvcC: child(data, ipco, 'hvcC'), ispe: child(data, ipco, 'ispe') };
+}
+
+/**
+ * `large` declaring `small`'s size everywhere a HEIF reader looks (its ispe and its hvcC's SPS are
+ * `small`'s) while its item's data starts with `large`'s own parameter sets (VPS, SPS, PPS, each after
+ * a 4-byte length) before its picture: libheif 1.15 hands libde265 the hvcC's NAL units and then
+ * the item's data, and libde265 decodes the picture at the last SPS it was given. Both files must
+ * be one-item HEICs as heif-enc writes them.
+ */
+export function heicWithForeignParameterSets(small: Buffer, large: Buffer): Buffer {
+  const from = heicLayout(small);
+  const to = heicLayout(large);
+  const smallHvcC = small.subarray(from.hvcC.at, from.hvcC.end);
+  const inBand = Buffer.concat(
+    hvcCNalUnits(large.subarray(to.hvcC.at, to.hvcC.end)).flatMap((unit) => {
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(unit.length);
+      return [length, unit];
+    }),
+  );
+  // The iloc (version 0 or 1) of one item with one extent: 4-byte offsets and lengths.
+  const at = to.iloc.at + 8;
+  const version = large[at]!;
+  const sizes = large.readUInt16BE(at + 4);
+  const baseSize = (sizes >> 4) & 0xf;
+  if (version > 1 || sizes >> 8 !== 0x44 || (baseSize !== 0 && baseSize !== 4) || large.readUInt16BE(at + 6) !== 1) throw new Error('not a one-item HEIC as heif-enc writes it');
+  const entry = at + 8;
+  const head = 2 + (version === 1 ? 2 : 0) + 2; // item_ID, construction_method, data_reference_index
+  const base = baseSize ? large.readUInt32BE(entry + head) : 0;
+  const extents = entry + head + baseSize;
+  if (large.readUInt16BE(extents) !== 1) throw new Error('not a one-item HEIC as heif-enc writes it');
+  const offset = base + large.readUInt32BE(extents + 2);
+  const length = large.readUInt32BE(extents + 6);
+
+  const grown = smallHvcC.length - (to.hvcC.end - to.hvcC.at) + 8; // the meta box grows by this
+  if (offset < to.meta.end) throw new Error('the item data is expected after the meta box');
+  const newEntry = Buffer.alloc(head + baseSize + 2 + 16);
+  large.copy(newEntry, 0, entry, entry + head); // the base offset stays 0
+  newEntry.writeUInt16BE(2, head + baseSize);
+  newEntry.writeUInt32BE(large.length + grown + 8, head + baseSize + 2); // the in-band sets, in a box appended below
+  newEntry.writeUInt32BE(inBand.length, head + baseSize + 6);
+  newEntry.writeUInt32BE(offset + grown, head + baseSize + 10);
+  newEntry.writeUInt32BE(length, head + baseSize + 14);
+  const entryEnd = extents + 10;
+  if (!(to.iloc.end <= to.iprp.at)) throw new Error('iloc is expected before iprp');
+  const out = Buffer.concat([
+    large.subarray(0, entry),
+    newEntry,
+    large.subarray(entryEnd, to.hvcC.at),
+    smallHvcC,
+    large.subarray(to.hvcC.end),
+  ]);
+  const shift = newEntry.length - (entryEnd - entry);
+  const bump = (box: { at: number }, by: number, moved = 0) => out.writeUInt32BE(out.readUInt32BE(box.at + moved) + by, box.at + moved);
+  bump(to.meta, grown);
+  bump(to.iloc, shift);
+  bump(to.iprp, grown - shift, shift);
+  bump(to.ipco, grown - shift, shift);
+  // The ispe now declares small's size (it lies after the hvcC when heif-enc writes it, or before).
+  const ispeAt = to.ispe.at + shift + (to.ispe.at > to.hvcC.at ? grown - 8 : 0);
+  small.copy(out, ispeAt + 12, from.ispe.at + 12, from.ispe.at + 20);
+  const box = Buffer.alloc(8);
+  box.writeUInt32BE(8 + inBand.length);
+  box.write('mdat', 4, 'latin1');
+  return Buffer.concat([out, box, inBand]);
+}
+
+/**
+ * The HEIF file with item `id`'s ispe association removed (its index set to 0, which names no
+ * property): e.g. a grid's tile, which libheif 1.15 then decodes at whatever size its stream says.
+ * For an ipma of version 0 with 1-byte associations, as libheif writes it.
+ */
+export function withoutIspe(heif: Buffer, id: number): Buffer {
+  const out = Buffer.from(heif);
+  const meta = child(out, { at: 0, end: out.length }, 'meta', 0);
+  const iprp = child(out, { at: meta.at + 4, end: meta.end }, 'iprp');
+  const ipco = child(out, iprp, 'ipco');
+  const properties = [...isobmffBoxes(out, ipco.at + 8, ipco.end)].map((box) => box.type);
+  const ipma = child(out, iprp, 'ipma');
+  if (out[ipma.at + 8] !== 0 || (out[ipma.at + 11]! & 1) !== 0) throw new Error('not an ipma of version 0 with 1-byte associations');
+  let pos = ipma.at + 16;
+  for (let entry = out.readUInt32BE(ipma.at + 12); entry > 0; entry--) {
+    const item = out.readUInt16BE(pos);
+    const count = out[pos + 2]!;
+    for (let i = 0; i < count; i++) {
+      const at = pos + 3 + i;
+      if (item === id && properties[(out[at]! & 0x7f) - 1] === 'ispe') {
+        out[at] = 0;
+        return out;
+      }
+    }
+    pos += 3 + count;
+  }
+  throw new Error(`item ${id} has no ispe`);
+}
+
 /** Rewrites the WebP's VP8X canvas and every ANMF frame size to width x height (bitstreams untouched). */
 function patchWebp(data: Buffer, width: number, height: number): number {
   let patched = 0;
@@ -169,7 +302,7 @@ function patchWebp(data: Buffer, width: number, height: number): number {
 
 /**
  * The same file with a smaller declared size and the same data: the header of each format (TIFF
- * ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF ispe, JPEG SOF) says
+ * ImageWidth/Length, GIF screen, PNG IHDR, WebP canvas and frames, AVIF/HEIC ispe, JPEG SOF) says
  * width x height. Returns undefined for a file it cannot patch.
  */
 export function declareSmaller(input: Buffer, width: number, height: number): Buffer | undefined {

@@ -1,6 +1,6 @@
 // The S3 store against what can go wrong around it: an endpoint that accepts connections and then
-// never answers (every call ends at MATTE_S3_TIMEOUT_SECONDS: 503 store_unavailable, /readyz 503,
-// raw output unaffected), a foreign object under the prefix (never deleted by a sweep, however
+// never answers (every call ends at MATTE_S3_TIMEOUT_SECONDS: 503 store_unavailable, /readyz 503
+// within one timeout, raw output unaffected), a foreign object under the prefix (never deleted by a sweep, however
 // old), and the log (an SDK error is logged by name, code and status, never with the request
 // smithy copies onto it).
 import { test } from 'uvu';
@@ -19,9 +19,16 @@ let s3: TestS3;
 
 /** An S3 endpoint that accepts every connection, reads what comes, and never answers. */
 const accepted: net.Socket[] = [];
+/** The request line of every request it was sent (one a connection: it never answers). */
+const requests: string[] = [];
 const stalled = net.createServer((socket) => {
   accepted.push(socket);
-  socket.on('data', () => {});
+  let head = '';
+  socket.on('data', (chunk) => {
+    if (head.includes('\r\n')) return;
+    head += chunk.toString('latin1');
+    if (head.includes('\r\n')) requests.push(head.slice(0, head.indexOf('\r\n')));
+  });
   socket.on('error', () => {});
 });
 await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
@@ -56,6 +63,28 @@ test('an S3 endpoint that accepts and stalls: start, put, download and /readyz e
     assert.is(download.status, 503);
     assert.is((await post(server.url, '/images/edit', { ...edit, output: 'raw' })).status, 200);
     assert.ok(accepted.length > 0, 'the endpoint was connected to');
+  } finally {
+    await server.close();
+  }
+});
+
+test('/readyz on a stalled S3 store answers 503 within one MATTE_S3_TIMEOUT_SECONDS; other calls keep two attempts', async () => {
+  const seconds = 2;
+  const prefix = 'stall-ready/';
+  const env = { ...s3.env(prefix), MATTE_S3_ENDPOINT: stalledEndpoint, MATTE_S3_TIMEOUT_SECONDS: String(seconds) };
+  const server = await within(startTestServer(env), 30_000);
+  assert.ok(server !== 'hung', 'the start did not wait for the stalled endpoint');
+  const sent = (what: RegExp) => requests.filter((line) => what.test(line)).length;
+  try {
+    // A bound of 1.5 x the timeout: the SDK's two attempts would take twice it.
+    const ready = await within(get(server.url, '/readyz'), 1.5 * seconds * 1000);
+    assert.ok(ready !== 'hung', '/readyz did not answer within 1.5 x MATTE_S3_TIMEOUT_SECONDS');
+    assert.is(ready.status, 503);
+    assert.is(sent(/^PUT \S*stall-ready\/\.matte-probe-/), 1, 'the probe made one attempt');
+    const download = await within(get(server.url, '/images/results/CCCCCCCCCCCCCCCCCCCCCCCC.png'), 30_000);
+    assert.ok(download !== 'hung', 'download hung');
+    assert.is(download.status, 503);
+    assert.is(sent(/^HEAD \S*stall-ready\/CCCCCCCCCCCCCCCCCCCCCCCC\.png/), 2, 'the download\'s HeadObject kept its two attempts');
   } finally {
     await server.close();
   }
