@@ -1,5 +1,6 @@
 // GIF encoding, frame by frame, as libvips 8.14's gifsave (foreign/cgifsave.c) does it, so that the
-// files are the ones matte wrote through gifsave (test/engine/gif.test.ts compares them):
+// files are the ones matte wrote through gifsave (test/engine/gif-webp-encoders.test.ts compares
+// them):
 //
 //  1. alpha is thresholded at 128; a pixel below it becomes transparent black;
 //  2. libimagequant builds a palette for the frame (at most 255 colours, so that one index is

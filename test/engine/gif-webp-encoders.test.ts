@@ -30,14 +30,13 @@ const referenceProgram = join(dir, 'libvips-save');
 const plainEnv = uninstrumentedEnv();
 const QUALITY = 80;
 
-let seed = 7;
-const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-
-// Photo-like: smooth shading, texture and noise (3 bands).
-const photo = makePng(320, 240, (x, y) => {
-  const n = random() * 24;
-  return [Math.round(100 + 80 * Math.sin(x / 17) + n), Math.round(120 + 60 * Math.cos(y / 23) + n), Math.round(90 + (x * y) / 900 + n)];
-}, { alpha: false });
+// Photo-like (3 bands): smooth shading under a fixed pixel noise, many distinct colours.
+const grain = (x: number, y: number) => (((x * 7919) ^ (y * 104729)) % 29) - 14;
+const photo = makePng(320, 240, (x, y) => [
+  Math.round(110 + 70 * Math.sin(x / 19) * Math.cos(y / 31) + grain(x, y)),
+  Math.round(100 + 50 * Math.cos(y / 17) + grain(y, x)),
+  Math.round(80 + (x + y) / 5 + grain(x + 3, y)),
+], { alpha: false });
 // Pixel art: a few flat colours in blocks.
 const pixelArt = makePng(96, 64, (x, y) => (((x >> 3) + (y >> 3)) % 3 === 0 ? [220, 40, 40] : (x >> 2) % 5 === 0 ? [20, 20, 200] : [250, 250, 240]), { alpha: false });
 // A cut-out whose edge is soft: alpha crosses the 128 threshold.
