@@ -37,6 +37,9 @@
         "<!@(pkg-config --libs vips-cpp)",
         "-ldeflate",
         "-lwebp",
+        "-lwebpmux",
+        "-limagequant",
+        "-lcgif",
         "-lz",
         "-ldl"
       ]

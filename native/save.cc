@@ -1,8 +1,10 @@
 #include "save.h"
 
 #include "encode/avif.h"
+#include "encode/gif.h"
 #include "encode/png.h"
 #include "encode/webp.h"
+#include "encode/webp_anim.h"
 #include "errors.h"
 
 #include <string>
@@ -39,20 +41,8 @@ void save_png(const VImage &image, void **data, size_t *size) {
   image.write_to_buffer(".png", data, size, VImage::option()->set("strip", true)->set("compression", 6));
 }
 
-// The pixels are computed into memory first: libvips 8.14's WebP saver leaks its whole input graph
-// (every image and operation of the job) when computing the input fails inside it, e.g. on a
-// corrupt input (found by the fuzzer; fixed upstream in libvips 8.16, libvips/libvips#4107). The
-// encoder holds the whole picture in memory anyway, so this adds one copy for WebP output only.
-void save_webp(const VImage &image, int quality, void **data, size_t *size) {
-  image.copy_memory().write_to_buffer(".webp", data, size, VImage::option()->set("strip", true)->set("Q", quality));
-}
-
 void save_jpeg(const VImage &image, int quality, void **data, size_t *size) {
   flatten_on_white(image).write_to_buffer(".jpg", data, size, VImage::option()->set("strip", true)->set("Q", quality));
-}
-
-void save_gif(const VImage &image, void **data, size_t *size) {
-  image.write_to_buffer(".gif", data, size, VImage::option()->set("strip", true));
 }
 
 // libheif directly, not libvips' heifsave: see native/encode/avif.cc.
@@ -98,10 +88,10 @@ Encoded save(const Frames &frames, Format format, int quality, Budget *budget) {
       break;
     case Format::Webp:
       if (used.count() == 1) encode_webp(image, quality, budget, &out.data, &out.size);
-      else save_webp(image, quality, &out.data, &out.size);
+      else encode_animated_webp(image, quality, budget, &out.data, &out.size);
       break;
     case Format::Jpeg: save_jpeg(image, quality, &out.data, &out.size); break;
-    case Format::Gif: save_gif(image, &out.data, &out.size); break;
+    case Format::Gif: encode_gif(image, budget, &out.data, &out.size); break;
     case Format::Avif: save_avif(image, &out.data, &out.size); break;
   }
   return out;

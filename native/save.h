@@ -18,7 +18,10 @@ struct Encoded {
 
 class Budget;
 
-/** `budget` (may be null) also stops the encoders that libvips does not watch (encode/webp.h). */
+/**
+ * `budget` (may be null) also stops the encodes libvips' savers did not let it reach (WebP, GIF:
+ * encode/webp.h, encode/webp_anim.h, encode/gif.h).
+ */
 Encoded save(const Frames &frames, Format format, int quality, Budget *budget = nullptr);
 
 }  // namespace matte

@@ -17,7 +17,7 @@ say() { printf 'matte setup-arm64: %s\n' "$*"; }
 
 dir="${MATTE_ARM64_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/matte/arm64}"
 node_version=20.20.2
-packages="libvips-dev,libheif-dev,zlib1g-dev,libdeflate-dev,libc6-dev,libstdc++-12-dev"
+packages="libvips-dev,libheif-dev,zlib1g-dev,libdeflate-dev,libwebp-dev,libimagequant-dev,libcgif-dev,libc6-dev,libstdc++-12-dev"
 
 missing=""
 command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || missing="$missing g++-aarch64-linux-gnu"

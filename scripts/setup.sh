@@ -14,7 +14,9 @@ pkg-config --exists 'vips-cpp >= 8.14' 2>/dev/null || missing="$missing libvips-
 pkg-config --exists 'libheif >= 1.15' 2>/dev/null || missing="$missing libheif-dev"
 pkg-config --exists zlib 2>/dev/null || missing="$missing zlib1g-dev"  # the PNG encoder (native/encode)
 pkg-config --exists libdeflate 2>/dev/null || missing="$missing libdeflate-dev"  # the PNG encoder
-pkg-config --exists libwebp 2>/dev/null || missing="$missing libwebp-dev"  # the still WebP encoder
+pkg-config --exists libwebp libwebpmux 2>/dev/null || missing="$missing libwebp-dev"  # the WebP encoders
+pkg-config --exists imagequant 2>/dev/null || missing="$missing libimagequant-dev"  # the GIF encoder
+pkg-config --exists cgif 2>/dev/null || missing="$missing libcgif-dev"  # the GIF encoder
 # ghostscript's standard ICC profiles, for the colour-profile tests (test/engine/colour-profiles).
 [ -f /usr/share/color/icc/ghostscript/ps_cmyk.icc ] || missing="$missing libgs-common"
 # heif-enc, for the HEIC inputs the tests and the fuzzer make (test/helpers/heic.ts): libheif's

@@ -3,8 +3,6 @@
 #include "../budget.h"
 #include "../errors.h"
 
-#include <webp/encode.h>
-
 #include <cstring>
 #include <string>
 
@@ -13,12 +11,6 @@ using vips::VImage;
 namespace matte {
 
 namespace {
-
-// Called by libwebp between rows of macroblocks (and between its passes): false aborts the encode.
-int keep_going(int, const WebPPicture *picture) {
-  auto *budget = static_cast<Budget *>(picture->user_data);
-  return !budget || budget->stopped() == Budget::Stop::None;
-}
 
 struct Picture {
   WebPPicture picture;
@@ -35,8 +27,23 @@ struct Picture {
 
 }  // namespace
 
+// Called by libwebp between rows of macroblocks (and between its passes): false aborts the encode.
+int webp_keep_going(int, const WebPPicture *picture) {
+  auto *budget = static_cast<Budget *>(picture->user_data);
+  return !budget || budget->stopped() == Budget::Stop::None;
+}
+
+WebPConfig webp_config(int quality) {
+  WebPConfig config;
+  if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, float(quality))) throw Error("internal", "libwebp's version differs");
+  config.alpha_quality = 100;
+  config.method = 4;
+  if (!WebPValidateConfig(&config)) throw Error("internal", "invalid WebP settings");
+  return config;
+}
+
 void encode_webp(const VImage &image, int quality, Budget *budget, void **data, size_t *size) {
-  // In memory first: see save.cc (libvips' leak when computing the input fails inside its saver).
+  // In memory first: libwebp takes the whole picture at once.
   VImage pixels = image;
   // WebP has no greyscale: grey (and grey + alpha, such as a mask) is written as RGB, as libvips does.
   if (pixels.bands() <= 2) {
@@ -50,11 +57,7 @@ void encode_webp(const VImage &image, int quality, Budget *budget, void **data, 
   if (pixels.format() != VIPS_FORMAT_UCHAR || (bands != 3 && bands != 4))
     throw Error("internal", "the WebP encoder takes 8-bit RGB or RGBA, not " + std::to_string(bands) + " bands");
 
-  WebPConfig config;
-  if (!WebPConfigPreset(&config, WEBP_PRESET_DEFAULT, float(quality))) throw Error("internal", "libwebp's version differs");
-  config.alpha_quality = 100;
-  config.method = 4;
-  if (!WebPValidateConfig(&config)) throw Error("internal", "invalid WebP settings");
+  WebPConfig config = webp_config(quality);
 
   Picture p;
   p.picture.width = pixels.width();
@@ -62,7 +65,7 @@ void encode_webp(const VImage &image, int quality, Budget *budget, void **data, 
   p.picture.use_argb = 0;
   p.picture.writer = WebPMemoryWrite;
   p.picture.custom_ptr = &p.writer;
-  p.picture.progress_hook = keep_going;
+  p.picture.progress_hook = webp_keep_going;
   p.picture.user_data = budget;
   auto *rgb = static_cast<const uint8_t *>(pixels.data());
   int stride = pixels.width() * bands;

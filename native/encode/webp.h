@@ -5,6 +5,7 @@
 #pragma once
 
 #include <vips/vips8>
+#include <webp/encode.h>
 
 #include <cstddef>
 
@@ -20,5 +21,14 @@ class Budget;
  * when stopped, matte::Error `internal` when libwebp fails. `*data` is g_malloc'ed.
  */
 void encode_webp(const vips::VImage &image, int quality, Budget *budget, void **data, size_t *size);
+
+/** webpsave's lossy settings in libvips 8.14 (preset default, `quality`, alpha quality 100, method 4). */
+WebPConfig webp_config(int quality);
+
+/**
+ * A WebPPicture progress hook: with the job's Budget as the picture's user_data (may be null), it
+ * returns false once the job must stop, and the encode ends with VP8_ENC_ERROR_USER_ABORT.
+ */
+int webp_keep_going(int percent, const WebPPicture *picture);
 
 }  // namespace matte
