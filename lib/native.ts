@@ -58,27 +58,16 @@ export interface NativeModel {
   readonly __nativeModel: true;
 }
 
-export interface NativeInferenceResult {
-  /** The matte, 8-bit, model input size. */
-  data: Buffer;
-  width: number;
-  height: number;
-}
-
 export interface Addon {
   run(input: Buffer | string, plan: NativePlan, model: NativeModel | undefined, job?: NativeJob): Promise<NativeResult>;
   createJob(): NativeJob;
   /** Stops the job (job_timeout/aborted rejection follows); false when it had not started yet (it never will). */
   cancel(job: NativeJob): boolean;
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
-  /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
-  infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
   /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
   /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
-  /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
-  encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; libvips?: boolean }): Buffer;
 }
 
 const require = createRequire(import.meta.url);
