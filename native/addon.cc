@@ -8,10 +8,12 @@
 #include "libvips.h"
 #include "matte/onnxruntime.h"
 #include "pipeline.h"
+#include "steps/operations.h"
 
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace matte::addon {
 
@@ -38,60 +40,45 @@ double get_ranged(const Napi::Object &o, const char *key, double min, double max
   return v;
 }
 
-Step to_step(const Napi::Object &o, int index) {
-  Step step;
-  step.index = index;
-  std::string op = get_string(o, "op");
-  if (op == "resize") {
-    step.op = Op::Resize;
-    step.width = o.Get("width").IsUndefined() ? 0 : int(get_ranged(o, "width", 1, 10000, 0));
-    step.height = o.Get("height").IsUndefined() ? 0 : int(get_ranged(o, "height", 1, 10000, 0));
-    if (!step.width && !step.height) throw Error("internal", "plan: resize needs width or height");
-    std::string fit = get_string(o, "fit");
-    if (fit == "contain") step.fit = Fit::Contain;
-    else if (fit == "cover") step.fit = Fit::Cover;
-    else if (fit == "scale-down") step.fit = Fit::ScaleDown;
-    else if (fit == "crop") step.fit = Fit::Crop;
-    else throw Error("internal", "plan: unknown fit " + fit);
-  } else if (op == "rotate") {
-    step.op = Op::Rotate;
-    step.angle = int(get_number(o, "angle", 0));
-    if (step.angle != 90 && step.angle != 180 && step.angle != 270) throw Error("internal", "plan: bad angle");
-  } else if (op == "flip") {
-    step.op = Op::Flip;
-    std::string direction = get_string(o, "direction");
-    step.horizontal = direction.find('h') != std::string::npos;
-    step.vertical = direction.find('v') != std::string::npos;
-  } else if (op == "blur") {
-    step.op = Op::Blur;
-    step.value = get_ranged(o, "radius", 0, 250, 0);
-  } else if (op == "brightness" || op == "contrast" || op == "saturation") {
-    step.op = op == "brightness" ? Op::Brightness : op == "contrast" ? Op::Contrast : Op::Saturation;
-    step.value = get_ranged(o, "value", 0, kMaxToneFactor, 1);
-  } else if (op == "background") {
-    step.op = Op::Background;
-    Napi::Value rgba = o.Get("rgba");
-    if (!rgba.IsArray() || rgba.As<Napi::Array>().Length() != 4) throw Error("internal", "plan: rgba must have 4 values");
-    for (uint32_t i = 0; i < 4; i++) {
-      Napi::Value c = rgba.As<Napi::Array>().Get(i);
-      if (!c.IsNumber()) throw Error("internal", "plan: rgba must be numbers");
-      step.rgba[i] = std::clamp(c.As<Napi::Number>().DoubleValue(), 0.0, 255.0);
-    }
-  } else if (op == "removeBackground") {
-    step.op = Op::RemoveBackground;
-    step.refine = o.Get("refine").IsUndefined() || o.Get("refine").ToBoolean();
-    step.tta = o.Get("tta").ToBoolean();
-  } else if (op == "trim") {
-    step.op = Op::Trim;
-  } else if (op == "trimTransparent") {
-    step.op = Op::TrimTransparent;
-    step.margin_percent = !o.Get("marginPercent").IsUndefined();
-    step.margin = step.margin_percent ? get_ranged(o, "marginPercent", 0, 50, 0) : get_ranged(o, "marginPixels", 0, 500, 0);
-  } else if (op == "extractAlpha") {
-    step.op = Op::ExtractAlpha;
-  } else {
-    throw Error("internal", "plan: unknown operation " + op);
+// A step's fields on its plan object (steps/operations.h).
+class ObjectFields : public PlanFields {
+ public:
+  explicit ObjectFields(const Napi::Object &o) : o_(o) {}
+  bool has(const char *key) const override { return !o_.Get(key).IsUndefined(); }
+  std::string text(const char *key) const override { return get_string(o_, key); }
+  double number(const char *key, double fallback) const override { return get_number(o_, key, fallback); }
+  double number(const char *key, double min, double max, double fallback) const override {
+    return get_ranged(o_, key, min, max, fallback);
   }
+  bool flag(const char *key, bool fallback) const override {
+    Napi::Value v = o_.Get(key);
+    return v.IsUndefined() ? fallback : v.ToBoolean().Value();
+  }
+  std::vector<double> numbers(const char *key, size_t count) const override {
+    Napi::Value v = o_.Get(key);
+    if (!v.IsArray() || v.As<Napi::Array>().Length() != count)
+      throw Error("internal", std::string("plan: ") + key + " must have " + std::to_string(count) + " values");
+    std::vector<double> out;
+    for (uint32_t i = 0; i < count; i++) {
+      Napi::Value n = v.As<Napi::Array>().Get(i);
+      if (!n.IsNumber()) throw Error("internal", std::string("plan: ") + key + " must be numbers");
+      out.push_back(n.As<Napi::Number>().DoubleValue());
+    }
+    return out;
+  }
+
+ private:
+  const Napi::Object &o_;
+};
+
+Step to_step(const Napi::Object &o, int index) {
+  std::string name = get_string(o, "op");
+  const Operation *row = operation_named(name);
+  if (!row) throw Error("internal", "plan: unknown operation " + name);
+  Step step;
+  step.op = row->op;
+  step.index = index;
+  if (row->read) row->read(ObjectFields(o), step);
   return step;
 }
 

@@ -23,7 +23,7 @@ struct MatteHandover {
   bool want = false;               // hand the computed matte back in `computed`
   vips::VImage computed;           // in memory, when `want` and the matte was computed here
   bool used_given = false;
-  int frames = 1;                  // the frames the step runs on (pipeline.cc): a matte a frame is not handed over
+  int frames = 1;                  // the frames the step runs on (steps/remove_background.cc): a matte a frame is not handed over
 };
 
 enum class Op {
