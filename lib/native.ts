@@ -53,6 +53,25 @@ export interface NativeModelSpec {
   postprocess: 'minmax' | 'clamp' | 'sigmoid' | 'sigmoid_minmax';
 }
 
+/** A whole number's range and its value when none is given. */
+export interface NativeBound {
+  min: number;
+  max: number;
+  default: number;
+}
+
+/** The bounds a job is held to, as the addon checks them (native/bounds.h). */
+export interface NativeBounds {
+  maxResizeSide: number;
+  maxBlurRadius: number;
+  maxToneFactor: number;
+  maxTrimMarginPixels: number;
+  maxTrimMarginPercent: number;
+  quality: NativeBound;
+  limits: { maxPixels: NativeBound; maxFrames: NativeBound; maxMatteFrames: NativeBound };
+  decodedBytesPerPixel: number;
+}
+
 /** An ONNX Runtime session held by the addon. Opaque to JS. */
 export interface NativeModel {
   readonly __nativeModel: true;
@@ -66,6 +85,8 @@ export interface Addon {
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
   /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
+  /** The bounds lib/schema.ts and lib/limits.ts validate with: the addon's own (native/bounds.h). */
+  readonly bounds: NativeBounds;
   /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
   versions(): { libvips: string; onnxruntime: string };
 }

@@ -99,11 +99,12 @@ Plan to_plan(const Napi::Object &o) {
   else if (format == "gif") plan.format = Format::Gif;
   else if (format == "avif") plan.format = Format::Avif;
   else throw Error("internal", "plan: unknown format " + format);
-  plan.quality = int(get_ranged(o, "quality", 1, 100, 80));
+  plan.quality = int(get_ranged(o, "quality", kQuality.min, kQuality.max, kQuality.fallback));
   plan.anim = o.Get("anim").ToBoolean();
-  plan.limits.max_pixels = uint64_t(get_ranged(o, "maxPixels", 1, 1e15, 1e8));
-  plan.limits.max_frames = int(get_ranged(o, "maxFrames", 1, 1e6, 1000));
-  plan.limits.max_matte_frames = int(get_ranged(o, "maxMatteFrames", 1, 1e6, 100));
+  plan.limits.max_pixels = uint64_t(get_ranged(o, "maxPixels", kMaxPixels.min, kMaxPixels.max, kMaxPixels.fallback));
+  plan.limits.max_frames = int(get_ranged(o, "maxFrames", kMaxFrames.min, kMaxFrames.max, kMaxFrames.fallback));
+  plan.limits.max_matte_frames =
+      int(get_ranged(o, "maxMatteFrames", kMaxMatteFrames.min, kMaxMatteFrames.max, kMaxMatteFrames.fallback));
   plan.timeout_ms = int64_t(get_ranged(o, "timeoutMs", 0, 1e12, 0));
   return plan;
 }
@@ -286,6 +287,32 @@ Napi::Value Configure(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
+Napi::Object bound(Napi::Env env, const Bound &b) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("min", b.min);
+  out.Set("max", b.max);
+  out.Set("default", b.fallback);
+  return out;
+}
+
+// bounds.h, for lib/ (lib/schema.ts, lib/limits.ts).
+Napi::Object bounds(Napi::Env env) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("maxResizeSide", kMaxResizeSide);
+  out.Set("maxBlurRadius", kMaxBlurRadius);
+  out.Set("maxToneFactor", kMaxToneFactor);
+  out.Set("maxTrimMarginPixels", kMaxTrimMarginPixels);
+  out.Set("maxTrimMarginPercent", kMaxTrimMarginPercent);
+  out.Set("quality", bound(env, kQuality));
+  Napi::Object limits = Napi::Object::New(env);
+  limits.Set("maxPixels", bound(env, kMaxPixels));
+  limits.Set("maxFrames", bound(env, kMaxFrames));
+  limits.Set("maxMatteFrames", bound(env, kMaxMatteFrames));
+  out.Set("limits", limits);
+  out.Set("decodedBytesPerPixel", kDecodedBytesPerPixel);
+  return out;
+}
+
 Napi::Value Versions(const Napi::CallbackInfo &info) {
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("libvips", vips_version_string());
@@ -323,6 +350,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("configure", Napi::Function::New(env, Configure));
   exports.Set("versions", Napi::Function::New(env, Versions));
   exports.Set("counters", Napi::Function::New(env, counters));
+  exports.Set("bounds", bounds(env));
   return exports;
 }
 

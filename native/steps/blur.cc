@@ -49,7 +49,7 @@ void blur_cost(const Size &size, const Step &step, double &work) {
                                 "blur a smaller image, or use one blur with a smaller radius");
 }
 
-void read_blur(const PlanFields &fields, Step &step) { step.value = fields.number("radius", 0, 250, 0); }
+void read_blur(const PlanFields &fields, Step &step) { step.value = fields.number("radius", 0, kMaxBlurRadius, 0); }
 
 // A wide blur reads every output tile's input with a margin of about its radius on each side, and
 // libvips keeps no cache between the two: whatever is lazy before it (an upscale, another blur) is

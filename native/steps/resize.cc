@@ -102,15 +102,13 @@ static VImage resize(const VImage &in, const ResizeGeometry &g) {
   return out.crop((sw - w) / 2, (sh - h) / 2, w, h);
 }
 
-static const int kMaxSide = 10000;
-
 // Refuses a resize whose result (or the scaled image it is cropped from) is over the limits,
 // before any pixel is computed.
 static void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frames, const Limits &limits) {
-  if (g.width > kMaxSide || g.height > kMaxSide)
+  if (g.width > kMaxResizeSide || g.height > kMaxResizeSide)
     throw invalid_operation(step.index, "resize",
                             "would make a " + size_text(g.width, g.height) + " image, more than " +
-                                std::to_string(kMaxSide) + " pixels on a side");
+                                std::to_string(kMaxResizeSide) + " pixels on a side");
   // In double: the sides are 64-bit and their product may not fit in 64 bits.
   double scaled = double(g.scaled_width) * double(g.scaled_height) * double(frames.count());
   if (scaled > double(limits.max_pixels))
@@ -137,8 +135,8 @@ static void resize_frames(Frames &frames, const ResizeGeometry &g) {
 }
 
 void read_resize(const PlanFields &fields, Step &step) {
-  step.width = fields.has("width") ? int(fields.number("width", 1, 10000, 0)) : 0;
-  step.height = fields.has("height") ? int(fields.number("height", 1, 10000, 0)) : 0;
+  step.width = fields.has("width") ? int(fields.number("width", 1, kMaxResizeSide, 0)) : 0;
+  step.height = fields.has("height") ? int(fields.number("height", 1, kMaxResizeSide, 0)) : 0;
   if (!step.width && !step.height) throw Error("internal", "plan: resize needs width or height");
   std::string fit = fields.text("fit");
   if (fit == "contain") step.fit = Fit::Contain;

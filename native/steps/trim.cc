@@ -130,7 +130,8 @@ void run_trim(Frames &frames, const Step &, const StepContext &) { crop_to_union
 
 void read_trim_transparent(const PlanFields &fields, Step &step) {
   step.margin_percent = fields.has("marginPercent");
-  step.margin = step.margin_percent ? fields.number("marginPercent", 0, 50, 0) : fields.number("marginPixels", 0, 500, 0);
+  step.margin = step.margin_percent ? fields.number("marginPercent", 0, kMaxTrimMarginPercent, 0)
+                                    : fields.number("marginPixels", 0, kMaxTrimMarginPixels, 0);
 }
 
 // The remove-background endpoint's trim: the union of the frames' boxes of alpha > 0, grown by the
