@@ -73,7 +73,7 @@ export function createApp(options: AppOptions): MatteApp {
   const logger = options.logger ?? createLogger(config);
   const store = options.store ?? createStore(config, logger);
   const limiter = new JobLimiter(config.concurrency, config.queueLimit);
-  // How jobs share the cores (lib/threads.ts): set before the first model loads.
+  // How jobs share the cores (lib/job.ts): set before the first model loads.
   configure({ concurrency: config.concurrency, threads: config.jobThreads });
   const services: Services = {
     config,
