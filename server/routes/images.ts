@@ -4,7 +4,8 @@ import type { Context } from 'koa';
 import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result, type Step } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
-import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
+import { fetchInputUrl, parseInputUrl } from '../input/fetch.js';
+import { readForm, type Form } from '../input/form.js';
 import { clientLeft } from '../jobs.js';
 import type { Services } from '../services.js';
 

@@ -26,7 +26,7 @@ import {
 } from '../../lib/index.js';
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
-import { MAX_FIELD_BYTES } from '../input.js';
+import { MAX_FIELD_BYTES } from '../input/form.js';
 
 type Json = Record<string, unknown>;
 
