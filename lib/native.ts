@@ -87,7 +87,7 @@ export interface Addon {
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
   /** The bounds lib/schema.ts and lib/limits.ts validate with: the addon's own (native/bounds.h). */
   readonly bounds: NativeBounds;
-  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
+  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h; docs/architecture.md, "What a process loads at start"). */
   versions(): { libvips: string; onnxruntime: string };
 }
 

@@ -51,9 +51,9 @@ export interface MatteApp {
 }
 
 /**
- * The server's logger. Lines go to stdout through an asynchronous destination: synchronous writes
- * were ~20% of the main thread's time per request under load (bench/README.md). Call
- * `flushLogs(logger)` before exiting so that the last lines are not lost.
+ * The server's logger. Lines go to stdout through an asynchronous destination: a synchronous
+ * write holds the main thread on every request. Call `flushLogs(logger)` before exiting so that
+ * the last lines are not lost.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({ level: config.logLevel, base: { service: 'matte' } }, pino.destination({ dest: 1, sync: false }));

@@ -13,8 +13,8 @@ namespace matte {
 static VImage blur(const VImage &in, const Step &step) {
   if (step.value <= 0) return in;
   double sigma = step.value / 2;
-  // libvips 8.14's integer convolution is faster than its box approximation up to sigma ~10
-  // (measured: sigma 5 on 1600x1200, 2 threads: ~40% less CPU), much slower above it.
+  // libvips 8.14's integer convolution is faster than its box approximation up to sigma ~10 and
+  // much slower above it.
   VipsPrecision precision = sigma <= 10 ? VIPS_PRECISION_INTEGER : VIPS_PRECISION_APPROXIMATE;
   return premultiplied(in, [&](const VImage &image) {
     return image.gaussblur(sigma, VImage::option()->set("precision", precision));
@@ -27,13 +27,10 @@ static std::string scientific(double value) {
   return text;
 }
 
-// The work of the plan's blurs, known before any pixel: sum over blur steps of the pixels they
-// touch (all frames) x their radius. A blur's time grows with both (docs/api.md, "Cost before pixels"):
-// ~1 ns of CPU per unit on a 2-core x86 once its input is materialised, so one blur of 250 over the
-// 100-MP maximum (2.5e10) is ~25 s of CPU. The bound is twice that: it admits any single blur of any
-// image within the limits, and refuses stacks of wide blurs over huge images (three blurs of 250
-// over 10000x10000 ran for more than 16 minutes before; several blurs of sigma s are one blur of
-// sigma s x sqrt(n), which the schema's radius limit refuses anyway).
+// The work of the plan's blurs, known before any pixel: the pixels each blur touches (all frames)
+// x its radius, summed, since a blur's time grows with both. The bound, two blurs of the largest
+// radius over the largest image, admits any single blur within the limits and refuses stacks of
+// wide blurs over huge images, which no budget would let finish (docs/api.md, "Cost before pixels").
 static const double kMaxBlurWork = 5e10;
 
 void blur_cost(const Size &size, const Step &step, double &work) {
@@ -52,10 +49,9 @@ void blur_cost(const Size &size, const Step &step, double &work) {
 void read_blur(const PlanFields &fields, Step &step) { step.value = fields.number("radius", 0, kMaxBlurRadius, 0); }
 
 // A wide blur reads every output tile's input with a margin of about its radius on each side, and
-// libvips keeps no cache between the two: whatever is lazy before it (an upscale, another blur) is
-// computed again for every overlap. Measured (docs/api.md, "Cost before pixels"): resize 512 ->
-// 2500x2500 then blur 250, 5.5 s of CPU lazily, 1.5 s with the upscale materialised first; three
-// blurs of 250 in a row, 51 s and 4 s. The pixels are identical.
+// libvips keeps no cache between the two: whatever is lazy before it (an upscale, another blur)
+// would be computed again for every overlap, so it reads a materialised image instead (the same
+// pixels; docs/api.md, "Cost before pixels").
 static const double kWideBlur = 20;
 
 static bool in_memory(const Frames &frames) {

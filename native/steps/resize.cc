@@ -87,7 +87,7 @@ static VImage resize_strip(const VImage &strip, int pages, const ResizeGeometry 
   // be. The one difference from frame by frame: the kernel's taps past a frame's top and bottom
   // edge read the neighbouring frame instead of a copy of the edge row (sharp does the same), so
   // on a hard cut between frames the first and last rows of a frame carry a few percent of its
-  // neighbour (measured: 6% at a 2x downscale, 8% at 4.8x; none where frames match at the cut).
+  // neighbour (docs/architecture.md, "One job, inside the addon").
   // For a downscale only: the caller resizes frame by frame to enlarge (an upscale's first row
   // would be half the frame above). A downscale's strip is at most as tall as the input strip.
   return resize_exact(strip, int(g.scaled_width), int(g.scaled_height) * pages);
@@ -125,8 +125,8 @@ static void check_resize(const ResizeGeometry &g, const Step &step, const Frames
 // A resize of a strip: one scale of the whole strip, then (cover, crop) the same centre box of
 // every frame, taken as crops of that one pipeline.
 static void resize_frames(Frames &frames, const ResizeGeometry &g) {
-  // An upscale goes frame by frame: its interpolation at a frame's first row would mix in half of
-  // the frame above (measured: 50% at 2x), where a downscale's kernel takes a few percent.
+  // An upscale goes frame by frame: its interpolation at a frame's first row would mix in much of
+  // the frame above, where a downscale's kernel takes a few percent.
   if (frames.is_strip() && g.scaled_height > frames.height()) frames.split();
   if (!frames.is_strip()) return frames.apply([&](const VImage &image) { return resize(image, g); });
   frames.apply_pointwise([&](const VImage &strip) { return resize_strip(strip, frames.strip_pages, g); });

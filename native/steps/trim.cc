@@ -29,8 +29,7 @@ static std::optional<Box> box_or_nothing(int left, int top, int width, int heigh
 // The box inside a uniform border (trim), or nothing when the image is uniform.
 static std::optional<Box> find_trim_box(const VImage &in) {
   // find_trim runs a 3x3 median first and fails ("rank: window too large") on an image narrower or
-  // shorter than 3 pixels, which a resize can make: such an image is left as it is (found by the
-  // fuzzer: a 500 for `[{"resize":{"width":2}},{"trim":true}]`).
+  // shorter than 3 pixels, which a resize can make: such an image is left as it is.
   if (in.width() < 3 || in.height() < 3) return std::nullopt;
   std::vector<double> corner = in.getpoint(0, 0);
   int top = 0, width = 0, height = 0, left = 0;

@@ -1,5 +1,5 @@
-// The multipart form of both image endpoints (docs/api.md, "The form (both image endpoints)"): read into memory within its
-// limits, an uploaded `input` file kept by upload-storage.ts.
+// The multipart form of both image endpoints (docs/api.md, "The form (both image endpoints)"),
+// read into memory within its limits; an uploaded `input` file is kept by upload-storage.ts.
 import multer from '@koa/multer';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../errors.js';
