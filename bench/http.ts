@@ -193,10 +193,8 @@ export interface HttpPlan {
   shareAB: number;
   /**
    * Raw edits before any measured window (and lib/'s warm-up jobs in run.ts). V8 keeps optimising
-   * the server's JavaScript for thousands of requests: after 1200 it still made 128 TurboFan
-   * compilations (753 ms of background compile) inside a 2000-request window, and its CPU a request
-   * was 3.79-4.26 ms against 3.23-3.29 ms after 8000 (bench/README.md, fifth wave). A server runs
-   * far longer than that, so the windows measure its steady state.
+   * the server's JavaScript for thousands of requests (bench/README.md, "HTTP"); a server runs far
+   * longer than that, so the windows measure its steady state.
    */
   warmup: number;
 }

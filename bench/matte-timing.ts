@@ -1,5 +1,5 @@
 // Times one removeBackground per model, on lenna.png (512x512) and on a 4000x3000 JPEG: the
-// inference alone (the addon's infer() on the normalised model-size tensor) and end to end
+// inference alone (the probes build's infer() on the normalised model-size tensor) and end to end
 // (decode, resize to the model, inference, matte back to full size, PNG or WebP encode). The
 // figures in README.md ("Models") come from this script:
 //
@@ -7,13 +7,13 @@
 //
 // Each model runs in a child process of its own, so that its peak RSS is its own. Jobs run one at
 // a time with all cores for libvips and ONNX Runtime (configure({ concurrency: 1 })).
+import { probes } from '../test/helpers/probes.js'; // first: lib/ then loads the probes build (infer)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
 import { configure, edit, loadModel, removeBackground, type ModelEntry } from '../lib/index.js';
-import { addon } from '../lib/native.js';
 import { modelPath } from '../lib/models.js';
 import { fixture } from '../test/helpers/fixtures.js';
 import { time as timed } from './common.js';
@@ -47,13 +47,13 @@ async function measure(name: string): Promise<void> {
   const rows: Record<string, number | string> = { model: name };
   for (const [label, image] of [['lenna', lennaBytes], ['4000x3000', photo]] as const) {
     const chw = await modelInput(image, model.entry);
-    rows[`${label} inference ms`] = await time(() => addon.infer(model.handle, chw));
+    rows[`${label} inference ms`] = await time(() => probes.infer(model.handle, chw));
     rows[`${label} e2e png ms`] = await time(() => removeBackground(image, { format: 'png' }));
     rows[`${label} e2e webp ms`] = await time(() => removeBackground(image, { format: 'webp' }));
     // The encode alone, roughly: the RGBA result decoded and encoded again with no step.
     const result = (await removeBackground(image, { format: 'png' })).data;
     const plan = { steps: [], format: 'png' as const, quality: 80, anim: false, maxPixels: 1e9, maxFrames: 1, maxMatteFrames: 1 };
-    rows[`${label} png decode+encode ms`] = await time(() => addon.run(result, plan, undefined));
+    rows[`${label} png decode+encode ms`] = await time(() => probes.run(result, plan, undefined));
   }
   rows['peak RSS MiB'] = Math.round(process.resourceUsage().maxRSS / 1024);
   process.stdout.write(JSON.stringify(rows) + '\n');

@@ -173,7 +173,7 @@ async function benchBackground(targets: Target[]) {
     }
     const atModelSize = pool(sizedRounds);
     results[`${model} model-size input`] = atModelSize;
-    // The model's bare inference: matte's own (addon infer(), when the addon has it), else onnxruntime-node's.
+    // The model's bare inference: matte's own (the probes build's infer()), else onnxruntime-node's.
     const ownBare: number | undefined = atModelSize.inference?.median;
     log(`  ${model}: matte end to end on a ${mw}x${mh} input ${fmt(atModelSize.timing.median)} ms; matte's bare inference ${fmt(ownBare)} ms`);
     for (const input of [INPUT_FILES.lenna, INPUT_FILES.photo]) {

@@ -9,7 +9,8 @@
 //   node dist/bench/validation.js
 import { parseBooleanField, parseEnumField, parseModelField, parseOperationsJson, parseQualityField, OUTPUT_FORMATS } from '../lib/index.js';
 import { parseColor } from '../lib/color.js';
-import { MAX_FIELD_BYTES, parseInputUrl } from '../server/input.js';
+import { parseInputUrl } from '../server/input/fetch.js';
+import { MAX_FIELD_BYTES } from '../server/input/form.js';
 import { parseRange } from '../server/routes/results.js';
 import { adversarialText, COLOUR_FUNCTIONS } from '../test/helpers/adversarial-text.js';
 

@@ -4,8 +4,9 @@
 // named colours (including `transparent`). culori parses more than that (lab(), color(), ...);
 // those other forms are refused here so the API stays exactly what docs/api.md promises.
 //
-// culori is required on the first colour, not imported with the library: it is about 5 MB of every
-// process's resident memory at start (measured: RSS after `import`), and most edits have no colour.
+// culori is required on the first colour, not imported with the library: it would add to every
+// process's resident memory at start (docs/architecture.md, "What a process loads at start"), and
+// most edits have no colour.
 // parseColor is synchronous (zod refinements call it), hence require() of culori's CommonJS build
 // (the same version and sources; its package.json maps `require` to bundled/culori.cjs).
 import { createRequire } from 'node:module';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { addon, type NativePlan } from './native.js';
 import { MatteError } from './errors.js';
-import { jobTimeoutMs, runCancellable, type JobControl } from './budget.js';
+import { jobTimeoutMs, runCancellable, withCores, type JobControl } from './job.js';
 import {
   DEFAULT_QUALITY,
   MEDIA_TYPES,
@@ -24,8 +24,6 @@ import {
 import { modelFor } from './models.js';
 import { scaledTimeoutMs } from './model-cost.js';
 import { resolveLimits, type Limits } from './limits.js';
-import { withCores } from './threads.js';
-import { isHandedOver } from './handover.js';
 import { MATTE_VERSION } from './version.js';
 import { lookUpMatte, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
 
@@ -35,7 +33,7 @@ export { parseColor, type Rgba } from './color.js';
 export { COST_CLASSES, type CostClass } from './model-cost.js';
 export { loadModel, loadedModelNames, modelRegistry, POSTPROCESSES, type ModelEntry, type LoadedModel, type LoadOptions } from './models.js';
 export { MATTE_VERSION } from './version.js';
-export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './budget.js';
+export { DEFAULT_JOB_TIMEOUT_SECONDS, type JobControl } from './job.js';
 export { signUrl, type SignedOptions, type SignUrlSettings } from './signed-url.js';
 export { type MatteCache, type MatteCacheOutcome } from './matte-cache.js';
 
@@ -44,7 +42,17 @@ export type Input = Buffer | Uint8Array | string;
 
 export { DEFAULT_LIMITS, LIMIT_BOUNDS, DECODED_BYTES_PER_PIXEL, type Limits } from './limits.js';
 
-export interface EditOptions extends JobControl {
+/** How the input is given. */
+export interface InputOptions {
+  /**
+   * Hand the input Buffer over (default false): matte reads it in place for the whole job instead of
+   * copying it when the call is made. The caller promises never to write to, reuse or transfer it
+   * again; the server hands over each upload and fetched URL body, which nothing else holds.
+   */
+  handOver?: boolean;
+}
+
+export interface EditOptions extends JobControl, InputOptions {
   /** Output format, default png. */
   format?: OutputFormat;
   /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
@@ -56,7 +64,7 @@ export interface EditOptions extends JobControl {
   matteCache?: MatteCache;
 }
 
-export interface RemoveBackgroundOptions extends JobControl {
+export interface RemoveBackgroundOptions extends JobControl, InputOptions {
   /** png (default) or webp. */
   format?: MatteFormat;
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
@@ -93,13 +101,13 @@ export interface Result {
   frames: number;
 }
 
-// ---- concurrency: lib/threads.ts ------------------------------------------------------------
+// ---- concurrency: lib/job.ts ----------------------------------------------------------------
 
-export { configure, threadsPerJob, type ThreadOptions } from './threads.js';
+export { configure, threadsPerJob, type ThreadOptions } from './job.js';
 
 // ---- jobs ---------------------------------------------------------------------------------------
 
-async function toBuffer(input: Input): Promise<Buffer> {
+async function toBuffer(input: Input, handOver: boolean | undefined): Promise<Buffer> {
   if (typeof input === 'string') {
     try {
       return await readFile(input);
@@ -109,8 +117,8 @@ async function toBuffer(input: Input): Promise<Buffer> {
   }
   // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
   // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
-  // A buffer handed over (lib/handover.ts) is read in place.
-  if (input instanceof Uint8Array) return isHandedOver(input) && Buffer.isBuffer(input) ? input : Buffer.copyBytesFrom(input);
+  // A Buffer handed over (InputOptions) is read in place.
+  if (input instanceof Uint8Array) return handOver === true && Buffer.isBuffer(input) ? input : Buffer.copyBytesFrom(input);
   throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
 }
 
@@ -124,10 +132,10 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
   return result.data as T;
 }
 
-async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl, matteCache?: MatteCache): Promise<Result> {
+async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl & InputOptions, matteCache?: MatteCache): Promise<Result> {
   const given = jobTimeoutMs(control);
   const resolved = resolveLimits(limits);
-  const buffer = await toBuffer(input);
+  const buffer = await toBuffer(input, control.handOver);
   const index = steps.findIndex((s) => s.op === 'removeBackground');
   const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
   // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
@@ -160,10 +168,10 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
 export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, matteCache, ...rest } = options;
+  const { limits, timeout, signal, matteCache, handOver, ...rest } = options;
   const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
   const steps = parseOperations(operations);
-  return editSteps(input, steps, { ...opts, limits, timeout, signal, matteCache });
+  return editSteps(input, steps, { ...opts, limits, timeout, signal, matteCache, handOver });
 }
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
@@ -176,7 +184,7 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, matteCache, ...rest } = options;
+  const { limits, timeout, signal, matteCache, handOver, ...rest } = options;
   const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; trimMargin?: number | string; channels?: Channels; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
     removeBackgroundOptionsSchema,
     rest,
@@ -189,7 +197,7 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
     if (!opts.trim) throw new MatteError('invalid_option', 'trimMargin: needs trim: true (the margin is around the trimmed subject)', 'trimMargin');
   }
   const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }, ...removeBackgroundTail(Boolean(opts.trim), margin, opts.channels ?? 'rgba')];
-  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal }, matteCache);
+  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal, handOver }, matteCache);
 }
 
 /** Versions of matte and of the native libraries it runs on. */

@@ -1,8 +1,8 @@
 // The safety limits of one job (docs/api.md, "Input") and the bounds each may be set to. The
-// server's configuration (server/config.ts) and the library's options take their bounds from here;
-// the addon checks the same numbers (native/addon.cc to_plan, native/plan.h), which
-// test/engine/native-bounds.test.ts holds equal.
+// server's configuration (server/config.ts) and the library's options take their bounds from here,
+// and here from the addon, which checks the same numbers (native/bounds.h).
 import { MatteError } from './errors.js';
+import { addon } from './native.js';
 
 /** Safety limits of one job. */
 export interface Limits {
@@ -18,20 +18,26 @@ export interface Limits {
   maxMatteFrames: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxPixels: 100_000_000, maxFrames: 1000, maxMatteFrames: 100 };
+const { limits: bounds } = addon.bounds;
+
+export const DEFAULT_LIMITS: Limits = {
+  maxPixels: bounds.maxPixels.default,
+  maxFrames: bounds.maxFrames.default,
+  maxMatteFrames: bounds.maxMatteFrames.default,
+};
 
 /** The smallest and largest value of each limit (the addon refuses anything outside). */
 export const LIMIT_BOUNDS: { readonly [K in keyof Limits]: { readonly min: number; readonly max: number } } = {
-  maxPixels: { min: 1, max: 1e15 },
-  maxFrames: { min: 1, max: 1_000_000 },
-  maxMatteFrames: { min: 1, max: 1_000_000 },
+  maxPixels: { min: bounds.maxPixels.min, max: bounds.maxPixels.max },
+  maxFrames: { min: bounds.maxFrames.min, max: bounds.maxFrames.max },
+  maxMatteFrames: { min: bounds.maxMatteFrames.min, max: bounds.maxMatteFrames.max },
 };
 
 /**
  * Bytes a decoded pixel may take on average: width x height x frames x bands x bytes per sample
  * is at most maxPixels x this (8-bit RGBA at the pixel limit; 16-bit RGBA at half of it).
  */
-export const DECODED_BYTES_PER_PIXEL = 4;
+export const DECODED_BYTES_PER_PIXEL = addon.bounds.decodedBytesPerPixel;
 
 /**
  * The limits of one job: the defaults overridden by `given`, each a whole number within its bounds

@@ -53,16 +53,28 @@ export interface NativeModelSpec {
   postprocess: 'minmax' | 'clamp' | 'sigmoid' | 'sigmoid_minmax';
 }
 
+/** A whole number's range and its value when none is given. */
+export interface NativeBound {
+  min: number;
+  max: number;
+  default: number;
+}
+
+/** The bounds a job is held to, as the addon checks them (native/bounds.h). */
+export interface NativeBounds {
+  maxResizeSide: number;
+  maxBlurRadius: number;
+  maxToneFactor: number;
+  maxTrimMarginPixels: number;
+  maxTrimMarginPercent: number;
+  quality: NativeBound;
+  limits: { maxPixels: NativeBound; maxFrames: NativeBound; maxMatteFrames: NativeBound };
+  decodedBytesPerPixel: number;
+}
+
 /** An ONNX Runtime session held by the addon. Opaque to JS. */
 export interface NativeModel {
   readonly __nativeModel: true;
-}
-
-export interface NativeInferenceResult {
-  /** The matte, 8-bit, model input size. */
-  data: Buffer;
-  width: number;
-  height: number;
 }
 
 export interface Addon {
@@ -71,14 +83,12 @@ export interface Addon {
   /** Stops the job (job_timeout/aborted rejection follows); false when it had not started yet (it never will). */
   cancel(job: NativeJob): boolean;
   loadModel(spec: NativeModelSpec): Promise<NativeModel>;
-  /** The model alone on a normalised planar (1x3xHxW) tensor: the post-processed matte. */
-  infer(model: NativeModel, chw: Float32Array): Promise<NativeInferenceResult>;
   /** libvips' worker threads (global); ONNX Runtime's pool size (only before the first model loads). */
   configure(options: { vipsThreads?: number; onnxThreads?: number }): void;
-  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h): about 15 MB of RSS. */
+  /** The bounds lib/schema.ts and lib/limits.ts validate with: the addon's own (native/bounds.h). */
+  readonly bounds: NativeBounds;
+  /** Opens ONNX Runtime if no model has yet (native/matte/onnxruntime.h; docs/architecture.md, "What a process loads at start"). */
   versions(): { libvips: string; onnxruntime: string };
-  /** The PNG encoder alone on raw 8-bit pixels (native/encode/png_probe.h): for tests and measurements only. */
-  encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; libvips?: boolean }): Buffer;
 }
 
 const require = createRequire(import.meta.url);

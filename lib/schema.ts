@@ -1,18 +1,25 @@
 // The one schema of matte's inputs: the operation list and the form values of both endpoints.
 // The library validates with it, the server validates form fields with it, and the OpenAPI
-// document is generated from it, so the three cannot drift apart.
+// document is generated from it, so the three cannot drift apart. The bounds the addon also checks
+// are the addon's own (native/bounds.h), read here when the library loads.
 import { z } from 'zod';
 import { MAX_COLOR_LENGTH, parseColor, type Rgba } from './color.js';
 import { MatteError } from './errors.js';
+import { addon } from './native.js';
+
+const { bounds } = addon;
 
 export const MAX_OPERATIONS = 20;
-export const MAX_RESIZE_SIDE = 10000;
-export const MAX_BLUR = 250;
+export const MAX_RESIZE_SIDE = bounds.maxResizeSide;
+export const MAX_BLUR = bounds.maxBlurRadius;
 /**
  * Largest brightness, contrast or saturation factor. At 255 a difference of one level already
  * spans the whole 0..255 range, so a larger factor changes nothing; the addon refuses larger ones.
  */
-export const MAX_TONE_FACTOR = 255;
+export const MAX_TONE_FACTOR = bounds.maxToneFactor;
+/** The jpeg and webp quality's range. */
+export const MIN_QUALITY = bounds.quality.min;
+export const MAX_QUALITY = bounds.quality.max;
 
 export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -242,9 +249,10 @@ export function parseModelField(text: string): string {
 
 /** A decimal integer 1..100. */
 export function parseQualityField(text: string): number {
-  if (!/^\s*\d{1,3}\s*$/.test(text)) throw fieldError('quality', 'must be a whole number from 1 to 100');
+  const message = `must be a whole number from ${MIN_QUALITY} to ${MAX_QUALITY}`;
+  if (!/^\s*\d{1,3}\s*$/.test(text)) throw fieldError('quality', message);
   const value = Number(text);
-  if (value < 1 || value > 100) throw fieldError('quality', 'must be a whole number from 1 to 100');
+  if (value < MIN_QUALITY || value > MAX_QUALITY) throw fieldError('quality', message);
   return value;
 }
 
@@ -258,8 +266,8 @@ export function parseEnumField<T extends string>(field: string, allowed: readonl
 export const CHANNELS = ['rgba', 'alpha'] as const;
 export type Channels = (typeof CHANNELS)[number];
 
-export const MAX_TRIM_MARGIN_PIXELS = 500;
-export const MAX_TRIM_MARGIN_PERCENT = 50;
+export const MAX_TRIM_MARGIN_PIXELS = bounds.maxTrimMarginPixels;
+export const MAX_TRIM_MARGIN_PERCENT = bounds.maxTrimMarginPercent;
 /** A margin around the trimmed subject: pixels a side, or a percentage of the subject's box. */
 export type TrimMargin = { pixels: number } | { percent: number };
 
@@ -306,7 +314,7 @@ export type OutputMode = (typeof OUTPUT_MODES)[number];
 /** The option schemas of the library API (same ranges as the form fields). */
 export const editOptionsSchema = z.strictObject({
   format: z.enum(OUTPUT_FORMATS).optional(),
-  quality: z.number().int().min(1).max(100).optional(),
+  quality: z.number().int().min(MIN_QUALITY).max(MAX_QUALITY).optional(),
   anim: z.boolean().optional(),
 });
 export const removeBackgroundOptionsSchema = z.strictObject({
@@ -319,7 +327,7 @@ export const removeBackgroundOptionsSchema = z.strictObject({
   ...removeBackgroundSettingsSchema.shape,
 });
 
-export const DEFAULT_QUALITY = 80;
+export const DEFAULT_QUALITY = bounds.quality.default;
 
 export const MEDIA_TYPES: Record<OutputFormat, string> = {
   png: 'image/png',

@@ -10,6 +10,8 @@ import { MatteError } from './errors.js';
 import {
   CHANNELS,
   MATTE_FORMATS,
+  MAX_QUALITY,
+  MIN_QUALITY,
   MODEL_NAME,
   parseTrimMargin,
   type Channels,
@@ -20,6 +22,8 @@ import {
   type OutputFormat,
   type Step,
 } from './schema.js';
+
+const QUALITY_MESSAGE = `must be a whole number from ${MIN_QUALITY} to ${MAX_QUALITY}`;
 
 /** Where signed URLs live on the server. */
 export const SIGNED_PATH_PREFIX = '/images/signed/';
@@ -62,7 +66,7 @@ const bool = () => z.boolean({ error: 'must be true or false' });
 export const signedEditSchema = z.strictObject({
   input: input(),
   operations: z.unknown(),
-  quality: z.number({ error: 'must be a whole number from 1 to 100' }).int({ error: 'must be a whole number from 1 to 100' }).min(1, { error: 'must be a whole number from 1 to 100' }).max(100, { error: 'must be a whole number from 1 to 100' }).optional(),
+  quality: z.number({ error: QUALITY_MESSAGE }).int({ error: QUALITY_MESSAGE }).min(MIN_QUALITY, { error: QUALITY_MESSAGE }).max(MAX_QUALITY, { error: QUALITY_MESSAGE }).optional(),
   anim: bool().optional(),
   refine: bool().optional(),
   model: modelName().optional(),

@@ -24,7 +24,7 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   out.Set("openFiles", vips_tracked_get_files());
   matte::InferenceCounts inferences = matte::inference_counts();
   out.Set("inferencesPooled", double(inferences.pooled));
-  // How many threads jobs get now (lib/threads.ts; tests of MATTE_JOB_THREADS read them).
+  // How many threads jobs get now (lib/job.ts; tests of MATTE_JOB_THREADS read them).
   out.Set("onnxPoolThreads", inferences.pool_threads);
   out.Set("vipsThreads", vips_concurrency_get());
   // libvips' ORC compiles and frees serialised (native/orc_guard.h).

@@ -9,6 +9,8 @@
 
 #include <vips/vips8>
 
+#include "bounds.h"
+
 namespace matte {
 
 enum class Fit { Contain, Cover, ScaleDown, Crop };
@@ -23,7 +25,7 @@ struct MatteHandover {
   bool want = false;               // hand the computed matte back in `computed`
   vips::VImage computed;           // in memory, when `want` and the matte was computed here
   bool used_given = false;
-  int frames = 1;                  // the frames the step runs on (pipeline.cc): a matte a frame is not handed over
+  int frames = 1;                  // the frames the step runs on (steps/remove_background.cc): a matte a frame is not handed over
 };
 
 enum class Op {
@@ -69,25 +71,16 @@ struct Step {
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };
 
-// Largest brightness, contrast or saturation factor (lib/schema.ts MAX_TONE_FACTOR, held equal by
-// test/engine/native-bounds.test.ts): at 255 one level of difference already spans 0..255.
-constexpr double kMaxToneFactor = 255;
-
-// Bytes a decoded pixel may take on average: the decoder's output (width x height x frames x
-// bands x bytes per sample) is at most max_pixels x this, i.e. 8-bit RGBA at the pixel limit.
-// lib/limits.ts DECODED_BYTES_PER_PIXEL is the same number (test/engine/native-bounds.test.ts).
-constexpr double kDecodedBytesPerPixel = 4;
-
 struct Limits {
-  uint64_t max_pixels = 100000000;
-  int max_frames = 1000;
-  int max_matte_frames = 100;
+  uint64_t max_pixels = uint64_t(kMaxPixels.fallback);
+  int max_frames = int(kMaxFrames.fallback);
+  int max_matte_frames = int(kMaxMatteFrames.fallback);
 };
 
 struct Plan {
   std::vector<Step> steps;
   Format format = Format::Png;
-  int quality = 80;
+  int quality = int(kQuality.fallback);
   bool anim = true;
   Limits limits;
   int64_t timeout_ms = 0;  // the job's time budget (budget.h); 0: none

@@ -35,13 +35,16 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# 3. The native addon (npm ci builds it through the install script; again when a source changed).
-addon=build/Release/matte.node
-if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
-  say "building the native addon"
-  npx --no-install cmake-js compile --out build --log-level error
-  touch "$addon"
-fi
+# 3. The native addon (npm ci builds it through the install script; again when a source changed),
+# and the probes build the tests and benches measure with (matte_probes.node, never packed).
+for addon in build/Release/matte.node build/Release/matte_probes.node; do
+  if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
+    target=$(basename "$addon" .node)
+    say "building the native addon ($target)"
+    npx --no-install cmake-js compile --out build --target "$target" --log-level error
+    touch "$addon"
+  fi
+done
 
 # 4. TypeScript, when a source is newer than the last build.
 stamp=dist/.built

@@ -5,11 +5,13 @@
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/setup.sh
-addon=build-asan/Release/matte.node
-if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
-  echo "matte: building the ASan+UBSan addon (build-asan)"
-  npx --no-install cmake-js compile --out build-asan --CDMATTE_SANITIZE=ON --log-level error
-  touch "$addon"
-fi
+for addon in build-asan/Release/matte.node build-asan/Release/matte_probes.node; do
+  if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt package-lock.json -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
+    target=$(basename "$addon" .node)
+    echo "matte: building the ASan+UBSan addon (build-asan, $target)"
+    npx --no-install cmake-js compile --out build-asan --target "$target" --CDMATTE_SANITIZE=ON --log-level error
+    touch "$addon"
+  fi
+done
 . scripts/asan-env.sh
 exec node scripts/run-tests.mjs "$@"

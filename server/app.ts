@@ -12,7 +12,8 @@ import { pino, type Logger } from 'pino';
 import { configure } from '../lib/index.js';
 import { defaultPublicUrl, urlPortAllowed, type Config } from './config.js';
 import { errorHandler, HttpError, sendError } from './errors.js';
-import { EXPECTS_CONTINUE, FetchSlots, FORM_OVERHEAD_BYTES } from './input.js';
+import { FetchSlots } from './input/fetch.js';
+import { EXPECTS_CONTINUE, FORM_OVERHEAD_BYTES } from './input/form.js';
 import { corsMiddleware } from './cors.js';
 import { Metrics, metricsRoute } from './metrics.js';
 import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
@@ -50,9 +51,9 @@ export interface MatteApp {
 }
 
 /**
- * The server's logger. Lines go to stdout through an asynchronous destination: synchronous writes
- * were ~20% of the main thread's time per request under load (bench/README.md). Call
- * `flushLogs(logger)` before exiting so that the last lines are not lost.
+ * The server's logger. Lines go to stdout through an asynchronous destination: a synchronous
+ * write holds the main thread on every request. Call `flushLogs(logger)` before exiting so that
+ * the last lines are not lost.
  */
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({ level: config.logLevel, base: { service: 'matte' } }, pino.destination({ dest: 1, sync: false }));
@@ -73,7 +74,7 @@ export function createApp(options: AppOptions): MatteApp {
   const logger = options.logger ?? createLogger(config);
   const store = options.store ?? createStore(config, logger);
   const limiter = new JobLimiter(config.concurrency, config.queueLimit);
-  // How jobs share the cores (lib/threads.ts): set before the first model loads.
+  // How jobs share the cores (lib/job.ts): set before the first model loads.
   configure({ concurrency: config.concurrency, threads: config.jobThreads });
   const services: Services = {
     config,

@@ -1,5 +1,5 @@
-// A job's life in the server, from admission to its end (the library's side is lib/budget.ts, the
-// job's timeout and signal, and lib/threads.ts, how jobs share the cores):
+// A job's life in the server, from admission to its end (the library's side is lib/job.ts: the
+// job's timeout and signal, and how jobs share the cores):
 //   shedLoad     admits an image request before its body is read, or refuses it (503 overloaded)
 //   JobLimiter   the admission count, the job slots and their queue
 //   RunningJobs  every admitted job's AbortController, aborted when its client goes away (the job

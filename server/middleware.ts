@@ -26,9 +26,9 @@ export function loggedPath(path: string): string {
 /**
  * What a request's middleware and routes share (ctx.state): its id, its logger, and what they add
  * (errorCode, model, closeConnection). The request's child logger is made only when something logs
- * through it (an error): the access line names the id itself. A child per request was a measurable
- * part of the main thread's time per small request (bench/README.md, HTTP), and so was defining
- * a lazy `log` property on a plain object per request: the getter lives on this class instead.
+ * through it (an error), since the access line names the id itself, and its getter lives on this
+ * class: a child, or a property defined, per request would cost the main thread on every small
+ * request.
  */
 class RequestState {
   private child?: Logger;

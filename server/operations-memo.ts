@@ -1,8 +1,8 @@
 // The `operations` field of POST /images/edit, validated once per distinct text: clients repeat the
 // same few operation lists, and parseOperationsJson is a pure function of the text, so the main
-// thread need not run the zod validation again for the same answer. Every call gets its own copy of the steps: the route fills in refine and model, and the job
-// must not see another request's.
-// Invalid texts are not kept: each one is parsed again and throws the same error as before.
+// thread need not run the zod validation again for the same answer. Every call gets its own copy
+// of the steps: the route fills in refine and model, and the job must not see another request's.
+// Invalid texts are not kept: each one is parsed again and throws the same error.
 import { parseOperationsJson, type Step } from '../lib/index.js';
 
 /** Longer texts are parsed every time (a 20-operation list is well under this). */

@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 import type { JobLimiter, RunningJobs } from './jobs.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
-import type { FetchOptions } from './input.js';
+import type { FetchOptions } from './input/fetch.js';
 import type { ServerMatteCache } from './matte-cache.js';
 
 export interface Services {

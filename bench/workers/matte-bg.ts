@@ -2,11 +2,11 @@
 // Timed twice, alternating run by run: with `refine: false` (the model's matte alone: the same
 // work as the JS pipeline, so its output is the one compared with it for parity) and with the
 // refinement on (the library's and the server's default).
+import { probes } from '../../test/helpers/probes.js'; // first: lib/ then loads the probes build (infer)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PNG } from 'pngjs';
 import { configure, edit, loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
-import { addon, type NativeModel } from '../../lib/native.js';
 import { INPUTS, OUTPUTS, finish, memory, summarise, time, workerArgs, type WorkerArgs } from '../common.js';
 
 interface Args extends WorkerArgs {
@@ -17,7 +17,7 @@ interface Args extends WorkerArgs {
   threads: number;
   /** Also make the model-size image for js-matte's same-input control (default true). */
   control?: boolean;
-  /** A model-size PNG: also time the addon's infer() (the model alone, in matte's own ONNX Runtime) on it. */
+  /** A model-size PNG: also time infer() (the probes build: the model alone, in matte's own ONNX Runtime) on it. */
   inferInput?: string;
   /** Also time the refined matte (default true). */
   refined?: boolean;
@@ -75,12 +75,11 @@ async function main(): Promise<void> {
   }
   const timing = summarise(plainRuns);
   const refinedTiming = refined ? summarise(refinedRuns) : undefined;
-  // The model alone, in matte's own runtime, when the addon has infer() (added with IS-Net).
-  const infer = (addon as unknown as { infer?: (m: NativeModel, chw: Float32Array) => Promise<unknown> }).infer;
+  // The model alone, in matte's own runtime (the probes build's infer()).
   let inference: Awaited<ReturnType<typeof time>> | undefined;
-  if (args.inferInput && typeof infer === 'function') {
+  if (args.inferInput) {
     const chw = planar(join(INPUTS, args.inferInput), model.entry);
-    inference = await time(() => infer.call(addon, model.handle, chw), 1, Math.max(args.runs, 3));
+    inference = await time(() => probes.infer(model.handle, chw), 1, Math.max(args.runs, 3));
   }
   const after = memory(); // before the control below, which is not part of the measurement
   const output = join(OUTPUTS, `matte-bg-${args.model}-${args.input.replace(/\.\w+$/, '')}.png`);

@@ -1,15 +1,31 @@
 // flip: h mirrors left-right, v top-bottom, hv both.
 #include "steps.h"
 
+#include <string>
+
 using vips::VImage;
 
 namespace matte {
 
-VImage flip(const VImage &in, const Step &step) {
+static VImage flip(const VImage &in, const Step &step) {
   VImage out = in;
   if (step.horizontal) out = out.flip(VIPS_DIRECTION_HORIZONTAL);
   if (step.vertical) out = out.flip(VIPS_DIRECTION_VERTICAL);
   return out;
+}
+
+void read_flip(const PlanFields &fields, Step &step) {
+  std::string direction = fields.text("direction");
+  step.horizontal = direction.find('h') != std::string::npos;
+  step.vertical = direction.find('v') != std::string::npos;
+}
+
+// A left-right mirror of the strip mirrors each frame; a top-bottom one would swap the frames.
+bool flip_on_strip(const Step &step) { return !step.vertical; }
+
+void run_flip(Frames &frames, const Step &step, const StepContext &) {
+  if (frames.is_strip()) return frames.apply_pointwise([&](const VImage &image) { return flip(image, step); });
+  frames.apply([&](const VImage &image) { return flip(image, step); });
 }
 
 }  // namespace matte

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <optional>
+#include <string>
 
 using vips::VImage;
 
@@ -166,8 +168,8 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
   return with_alpha(rgb, hand_back(alpha, step));
 }
 
-// `in` is read up to three times: the pipeline hands it over materialised (pipeline.cc).
-VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
+// `in` is read up to three times: run_remove_background hands it over materialised.
+static VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
   if (in.has_alpha() && in.extract_band(in.bands() - 1).min() < 255) return in;
   VImage rgb = colour_of(in);
   if (std::optional<VImage> given = given_matte(rgb, step))
@@ -178,12 +180,59 @@ VImage remove_background(const VImage &in, const Model &model, const Step &step,
   return cut_out(rgb, small, matte, model, step, budget);
 }
 
-VImage remove_background(const VImage &reduced, const std::function<VImage()> &full, const Model &model,
-                         const Step &step, Budget &budget) {
+// The same, with the model's input made from `reduced` (the same image decoded smaller, without
+// alpha: matte/model_input.h) while the image itself is still being decoded; `full()` gives it,
+// materialised, once the matte is made.
+static VImage remove_background(const VImage &reduced, const std::function<VImage()> &full, const Model &model,
+                                const Step &step, Budget &budget) {
   VImage small = model_sized(colour_of(reduced), model.spec());
   budget.check();
   std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
   return cut_out(colour_of(full()), small, matte, model, step, budget);
+}
+
+// removeBackground as the first step of a still image, with the model's input from its own smaller
+// decode (matte/model_input.h): the full-size image is decoded on another thread meanwhile, so
+// the decoder (one thread) runs beside the model instead of before it.
+static VImage remove_background_first(Frames &frames, const VImage &reduced, const Model &model, const Step &step,
+                                      Budget &budget) {
+  std::future<void> decoded = std::async(std::launch::async, [&] {
+    struct Shutdown {
+      ~Shutdown() { vips_thread_shutdown(); }  // this thread's libvips buffers, on an error too
+    } shutdown;
+    materialise(frames, budget);
+  });
+  // On an error here, the future's destructor waits for the decode: `frames` outlives it.
+  return remove_background(
+      reduced,
+      [&] {
+        decoded.get();  // rethrows the decode's error
+        return frames.images.front();
+      },
+      model, step, budget);
+}
+
+void read_remove_background(const PlanFields &fields, Step &step) {
+  step.refine = fields.flag("refine", true);
+  step.tta = fields.flag("tta", false);
+}
+
+void run_remove_background(Frames &frames, const Step &step, const StepContext &context) {
+  if (!context.model) throw model_error("removeBackground needs a model, and none is loaded");
+  const Limits &limits = context.plan.limits;
+  if (frames.count() > limits.max_matte_frames)
+    throw image_too_large("removeBackground on " + std::to_string(frames.count()) +
+                          " frames is more than the limit of " + std::to_string(limits.max_matte_frames));
+  if (step.matte) step.matte->frames = frames.count();
+  // The step reads its input up to three times (the alpha check, the model's input, the image
+  // it joins the matte to); lazily, each read would compute the steps before it again, and the
+  // downscale to the model's size through a blur would recompute that blur tile by tile.
+  if (context.reduced && frames.count() == 1 && !frames.is_strip()) {
+    VImage out = remove_background_first(frames, *context.reduced, *context.model, step, context.budget);
+    return frames.apply([&](const VImage &) { return out; });
+  }
+  materialise(frames, context.budget);
+  frames.apply([&](const VImage &image) { return remove_background(image, *context.model, step, context.budget); });
 }
 
 }  // namespace matte

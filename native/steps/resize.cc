@@ -1,4 +1,5 @@
 // resize: contain, cover, scale-down and crop, with one or two dimensions (docs/api.md, "Operations (edit)").
+#include "../errors.h"
 #include "alpha.h"
 #include "steps.h"
 
@@ -6,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 using vips::VImage;
 
@@ -89,7 +91,7 @@ static VImage resize_exact(const VImage &in, int width, int height) {
   return out;
 }
 
-VImage resize_strip(const VImage &strip, int pages, const ResizeGeometry &g) {
+static VImage resize_strip(const VImage &strip, int pages, const ResizeGeometry &g) {
   if (g.scaled_width > INT32_MAX || g.scaled_height * pages > INT32_MAX)
     throw std::logic_error("resize: unchecked geometry");
   // The vertical scale is the frame's (pages x scaled_height over pages x frame height), so output
@@ -97,19 +99,75 @@ VImage resize_strip(const VImage &strip, int pages, const ResizeGeometry &g) {
   // be. The one difference from frame by frame: the kernel's taps past a frame's top and bottom
   // edge read the neighbouring frame instead of a copy of the edge row (sharp does the same), so
   // on a hard cut between frames the first and last rows of a frame carry a few percent of its
-  // neighbour (measured: 6% at a 2x downscale, 8% at 4.8x; none where frames match at the cut).
+  // neighbour (docs/architecture.md, "One job, inside the addon").
   // For a downscale only: the caller resizes frame by frame to enlarge (an upscale's first row
   // would be half the frame above). A downscale's strip is at most as tall as the input strip.
   return resize_exact(strip, int(g.scaled_width), int(g.scaled_height) * pages);
 }
 
-VImage resize(const VImage &in, const ResizeGeometry &g) {
-  // Checked by the caller (pipeline.cc check_resize): every side fits the limits, so in int.
+static VImage resize(const VImage &in, const ResizeGeometry &g) {
+  // Checked by the caller (check_resize): every side fits the limits, so in int.
   if (g.scaled_width > INT32_MAX || g.scaled_height > INT32_MAX) throw std::logic_error("resize: unchecked geometry");
   const int sw = int(g.scaled_width), sh = int(g.scaled_height), w = int(g.width), h = int(g.height);
   VImage out = resize_exact(in, sw, sh);
   if (w == sw && h == sh) return out;
   return out.crop((sw - w) / 2, (sh - h) / 2, w, h);
+}
+
+// Refuses a resize whose result (or the scaled image it is cropped from) is over the limits,
+// before any pixel is computed.
+static void check_resize(const ResizeGeometry &g, const Step &step, const Frames &frames, const Limits &limits) {
+  if (g.width > kMaxResizeSide || g.height > kMaxResizeSide)
+    throw invalid_operation(step.index, "resize",
+                            "would make a " + size_text(g.width, g.height) + " image, more than " +
+                                std::to_string(kMaxResizeSide) + " pixels on a side");
+  // In double: the sides are 64-bit and their product may not fit in 64 bits.
+  double scaled = double(g.scaled_width) * double(g.scaled_height) * double(frames.count());
+  if (scaled > double(limits.max_pixels))
+    throw invalid_operation(step.index, "resize",
+                            "would need a " + size_text(g.scaled_width, g.scaled_height) +
+                                " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+  // With a very high pixel limit, a side could still pass what libvips (and int) can address.
+  if (g.scaled_width > VIPS_MAX_COORD || g.scaled_height > VIPS_MAX_COORD)
+    throw invalid_operation(step.index, "resize",
+                            "would need a " + size_text(g.scaled_width, g.scaled_height) + " image, more than " +
+                                std::to_string(VIPS_MAX_COORD) + " pixels on a side");
+}
+
+// A resize of a strip: one scale of the whole strip, then (cover, crop) the same centre box of
+// every frame, taken as crops of that one pipeline.
+static void resize_frames(Frames &frames, const ResizeGeometry &g) {
+  // An upscale goes frame by frame: its interpolation at a frame's first row would mix in much of
+  // the frame above, where a downscale's kernel takes a few percent.
+  if (frames.is_strip() && g.scaled_height > frames.height()) frames.split();
+  if (!frames.is_strip()) return frames.apply([&](const VImage &image) { return resize(image, g); });
+  frames.apply_pointwise([&](const VImage &strip) { return resize_strip(strip, frames.strip_pages, g); });
+  if (frames.width() == g.width && frames.height() == g.height) return;
+  frames.apply([&](const VImage &image) { return resize(image, g); });  // only the centre crop is left
+}
+
+void read_resize(const PlanFields &fields, Step &step) {
+  step.width = fields.has("width") ? int(fields.number("width", 1, kMaxResizeSide, 0)) : 0;
+  step.height = fields.has("height") ? int(fields.number("height", 1, kMaxResizeSide, 0)) : 0;
+  if (!step.width && !step.height) throw Error("internal", "plan: resize needs width or height");
+  std::string fit = fields.text("fit");
+  if (fit == "contain") step.fit = Fit::Contain;
+  else if (fit == "cover") step.fit = Fit::Cover;
+  else if (fit == "scale-down") step.fit = Fit::ScaleDown;
+  else if (fit == "crop") step.fit = Fit::Crop;
+  else throw Error("internal", "plan: unknown fit " + fit);
+}
+
+void resize_shape(Size &size, const Step &step) {
+  ResizeGeometry g = resize_geometry(int(size.width), int(size.height), step);
+  size.width = g.width;
+  size.height = g.height;
+}
+
+void run_resize(Frames &frames, const Step &step, const StepContext &context) {
+  ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
+  check_resize(g, step, frames, context.plan.limits);
+  resize_frames(frames, g);
 }
 
 }  // namespace matte

@@ -22,18 +22,18 @@ static VImage map_linear(const VImage &in, double a, double b) {
   });
 }
 
-VImage brightness(const VImage &in, const Step &step) {
+static VImage brightness(const VImage &in, const Step &step) {
   if (step.value == 1) return in;
   return map_linear(in, step.value, kRound);
 }
 
-VImage contrast(const VImage &in, const Step &step) {
+static VImage contrast(const VImage &in, const Step &step) {
   if (step.value == 1) return in;
   // out = (in - 128) * c + 128
   return map_linear(in, step.value, 128 - 128 * step.value + kRound);
 }
 
-VImage saturation(const VImage &in, const Step &step) {
+static VImage saturation(const VImage &in, const Step &step) {
   if (step.value == 1) return in;
   // out = luma + s * (in - luma), with the Rec. 709 luma weights of CSS's saturate() filter.
   const double s = step.value;
@@ -43,6 +43,20 @@ VImage saturation(const VImage &in, const Step &step) {
                                       lr * (1 - s), lg + s * (1 - lg), lb * (1 - s),          //
                                       lr * (1 - s), lg * (1 - s), lb + s * (1 - lb));
   return map_colour(in, [&](const VImage &c) { return c.recomb(matrix).linear(1, kRound); });
+}
+
+void read_tone(const PlanFields &fields, Step &step) { step.value = fields.number("value", 0, kMaxToneFactor, 1); }
+
+void run_brightness(Frames &frames, const Step &step, const StepContext &) {
+  frames.apply_pointwise([&](const VImage &image) { return brightness(image, step); });
+}
+
+void run_contrast(Frames &frames, const Step &step, const StepContext &) {
+  frames.apply_pointwise([&](const VImage &image) { return contrast(image, step); });
+}
+
+void run_saturation(Frames &frames, const Step &step, const StepContext &) {
+  frames.apply_pointwise([&](const VImage &image) { return saturation(image, step); });
 }
 
 }  // namespace matte

@@ -2,9 +2,13 @@
 // image whose top-left pixel is fully transparent the border is transparency. Threshold 10/255.
 // Also the remove-background endpoint's crop to the bounding box of alpha > 0 (with its margin,
 // past the image's edge with transparent pixels) and its mask (the alpha band alone).
+#include "../errors.h"
 #include "steps.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <vector>
 
 using vips::VImage;
@@ -13,15 +17,19 @@ namespace matte {
 
 static const double kThreshold = 10;
 
+struct Box {
+  int left, top, width, height;
+};
+
 static std::optional<Box> box_or_nothing(int left, int top, int width, int height) {
   if (width <= 0 || height <= 0) return std::nullopt;
   return Box{left, top, width, height};
 }
 
-std::optional<Box> find_trim_box(const VImage &in) {
+// The box inside a uniform border (trim), or nothing when the image is uniform.
+static std::optional<Box> find_trim_box(const VImage &in) {
   // find_trim runs a 3x3 median first and fails ("rank: window too large") on an image narrower or
-  // shorter than 3 pixels, which a resize can make: such an image is left as it is (found by the
-  // fuzzer: a 500 for `[{"resize":{"width":2}},{"trim":true}]`).
+  // shorter than 3 pixels, which a resize can make: such an image is left as it is.
   if (in.width() < 3 || in.height() < 3) return std::nullopt;
   std::vector<double> corner = in.getpoint(0, 0);
   int top = 0, width = 0, height = 0, left = 0;
@@ -38,7 +46,8 @@ std::optional<Box> find_trim_box(const VImage &in) {
   return box_or_nothing(left, top, width, height);
 }
 
-std::optional<Box> find_opaque_box(const VImage &in) {
+// The bounding box of pixels with alpha > 0, or nothing when there is no alpha band.
+static std::optional<Box> find_opaque_box(const VImage &in) {
   if (!in.has_alpha()) return std::nullopt;
   VImage mask = in.extract_band(in.bands() - 1) > 0;
   // Column and row sums of the mask: the box runs from the first to the last non-zero entry.
@@ -64,17 +73,16 @@ std::optional<Box> find_opaque_box(const VImage &in) {
   return Box{x0, y0, x1 - x0 + 1, y1 - y0 + 1};
 }
 
-}  // namespace matte
-
-namespace matte {
-
-Box with_margin(const Box &box, double margin, bool percent) {
+// `box` grown by `margin` pixels a side, or (percent) by margin % of its width left and right, of
+// its height above and below.
+static Box with_margin(const Box &box, double margin, bool percent) {
   const int x = int(std::lround(percent ? box.width * margin / 100 : margin));
   const int y = int(std::lround(percent ? box.height * margin / 100 : margin));
   return Box{box.left - x, box.top - y, box.width + 2 * x, box.height + 2 * y};
 }
 
-VImage box_of(const VImage &in, const Box &box) {
+// The pixels of `in` in `box`; where the box passes the image's edge, transparent pixels.
+static VImage box_of(const VImage &in, const Box &box) {
   if (box.left >= 0 && box.top >= 0 && box.left + box.width <= in.width() && box.top + box.height <= in.height())
     return in.crop(box.left, box.top, box.width, box.height);
   // The colour of the new pixels repeats the edge's (a transparent pixel's colour: docs/api.md,
@@ -87,10 +95,62 @@ VImage box_of(const VImage &in, const Box &box) {
   return colour.bandjoin(alpha).copy(VImage::option()->set("interpretation", in.interpretation()));
 }
 
-VImage extract_alpha(const VImage &in) {
+// The alpha band alone (255 where there is none): a one-band greyscale image.
+static VImage extract_alpha(const VImage &in) {
   VImage alpha = in.has_alpha() ? in.extract_band(in.bands() - 1)
                                 : VImage::black(in.width(), in.height()).invert().cast(VIPS_FORMAT_UCHAR);
   return alpha.cast(VIPS_FORMAT_UCHAR).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_B_W));
+}
+
+// Crops every frame to one box: the union of the boxes found per frame, so frames stay equal.
+template <typename FindBox>
+static void crop_to_union(Frames &frames, FindBox find_box) {
+  frames.split();
+  std::optional<Box> all;
+  for (const VImage &image : frames.images) {
+    std::optional<Box> box = find_box(image);
+    if (!box) continue;
+    if (!all) {
+      all = box;
+      continue;
+    }
+    int right = std::max(all->left + all->width, box->left + box->width);
+    int bottom = std::max(all->top + all->height, box->top + box->height);
+    all->left = std::min(all->left, box->left);
+    all->top = std::min(all->top, box->top);
+    all->width = right - all->left;
+    all->height = bottom - all->top;
+  }
+  if (!all || (all->left == 0 && all->top == 0 && all->width == frames.width() && all->height == frames.height())) return;
+  frames.apply([&](const VImage &image) { return box_of(image, *all); });
+}
+
+void run_trim(Frames &frames, const Step &, const StepContext &) { crop_to_union(frames, find_trim_box); }
+
+void read_trim_transparent(const PlanFields &fields, Step &step) {
+  step.margin_percent = fields.has("marginPercent");
+  step.margin = step.margin_percent ? fields.number("marginPercent", 0, kMaxTrimMarginPercent, 0)
+                                    : fields.number("marginPixels", 0, kMaxTrimMarginPixels, 0);
+}
+
+// The remove-background endpoint's trim: the union of the frames' boxes of alpha > 0, grown by the
+// step's margin; past the image's edge the canvas grows with transparent pixels (box_of).
+void run_trim_transparent(Frames &frames, const Step &step, const StepContext &context) {
+  if (step.margin == 0) return crop_to_union(frames, find_opaque_box);
+  const Limits &limits = context.plan.limits;
+  crop_to_union(frames, [&](const VImage &image) -> std::optional<Box> {
+    std::optional<Box> box = find_opaque_box(image);
+    if (!box) return box;
+    Box grown = with_margin(*box, step.margin, step.margin_percent);
+    if (double(grown.width) * grown.height * frames.count() > double(limits.max_pixels))
+      throw image_too_large("trim_margin would make a " + size_text(grown.width, grown.height) +
+                            " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+    return grown;
+  });
+}
+
+void run_extract_alpha(Frames &frames, const Step &, const StepContext &) {
+  frames.apply([&](const VImage &image) { return extract_alpha(image); });
 }
 
 }  // namespace matte

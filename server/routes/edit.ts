@@ -39,7 +39,7 @@ export function editRoute(router: Router, services: Services, guards: Middleware
       ctx.state.model = matting.model; // the metrics label of the job (server/metrics.ts)
       await services.model.ensure();
     }
-    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, matteCache: services.matteCache, ...control }));
+    const result = await runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits: services.limits, matteCache: services.matteCache, handOver: true, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

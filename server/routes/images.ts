@@ -2,10 +2,10 @@
 // the job (runJob, from server/jobs.ts), and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
 import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result, type Step } from '../../lib/index.js';
-import { handOver } from '../../lib/handover.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
-import { fetchInputUrl, parseInputUrl, readForm, type Form } from '../input.js';
+import { fetchInputUrl, parseInputUrl } from '../input/fetch.js';
+import { readForm, type Form } from '../input/form.js';
 import { clientLeft } from '../jobs.js';
 import type { Services } from '../services.js';
 
@@ -23,11 +23,11 @@ export function outputField(form: Form): OutputMode {
 
 /**
  * The input image's bytes: the uploaded file, or the fetched URL (checked before anything else).
- * Either buffer is the request's own and never touched again, so it is handed over to the job
- * (lib/handover.ts): read in place, not copied.
+ * Either buffer is the request's own and never touched again, so the routes hand it over to the
+ * job (`handOver: true`): read in place, not copied.
  */
 export async function inputBytes(form: Form, services: Services): Promise<Buffer> {
-  if (form.file) return handOver(form.file);
+  if (form.file) return form.file;
   const text = form.fields.input;
   if (text === undefined || text.trim() === '') {
     throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
@@ -36,7 +36,7 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   try {
     const bytes = await fetchInputUrl(url, services.fetch);
     services.metrics.urlFetched('ok');
-    return handOver(bytes);
+    return bytes;
   } catch (err) {
     services.metrics.urlFetched((err as { code?: string }).code ?? 'error');
     throw err;

@@ -15,6 +15,9 @@ import {
   MAX_BLUR,
   MAX_TONE_FACTOR,
   MAX_OPERATIONS,
+  MAX_QUALITY,
+  MAX_RESIZE_SIDE,
+  MIN_QUALITY,
   OUTPUT_FORMATS,
   OUTPUT_MODES,
   operationsSchema,
@@ -23,7 +26,7 @@ import {
 } from '../../lib/index.js';
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
-import { MAX_FIELD_BYTES } from '../input.js';
+import { MAX_FIELD_BYTES } from '../input/form.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +45,7 @@ function operationsJsonSchema(): Json {
       if (s === operationValueSchemas.resize) {
         Object.assign(json, {
           anyOf: [{ required: ['width'] }, { required: ['height'] }],
-          description: `width and/or height (1..10000); fit (${FIT_MODES.join(', ')}) defaults to contain`,
+          description: `width and/or height (1..${MAX_RESIZE_SIDE}); fit (${FIT_MODES.join(', ')}) defaults to contain`,
         });
       }
     },
@@ -155,7 +158,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
         format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
-        quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: 'integer 1..100; used for jpeg and webp, validated and ignored for the others' },
+        quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: `integer ${MIN_QUALITY}..${MAX_QUALITY}; used for jpeg and webp, validated and ignored for the others` },
         anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
         refine: { ...refineField, description: `${refineField.description}; for a removeBackground operation that does not set its own` },
         model: { ...modelField, description: `${modelField.description}; for a removeBackground operation that does not set its own` },

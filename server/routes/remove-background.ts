@@ -23,7 +23,7 @@ export function removeBackgroundRoute(router: Router, services: Services, guards
     const input = await inputBytes(form, services);
     ctx.state.model = model; // the metrics label of the job (server/metrics.ts)
     await services.model.ensure();
-    const result = await runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin: trimMargin && ('pixels' in trimMargin ? trimMargin.pixels : `${trimMargin.percent}%`), channels, refine, model, limits: services.limits, matteCache: services.matteCache, ...control }));
+    const result = await runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin: trimMargin && ('pixels' in trimMargin ? trimMargin.pixels : `${trimMargin.percent}%`), channels, refine, model, limits: services.limits, matteCache: services.matteCache, handOver: true, ...control }));
     await sendResult(ctx, services, result, output);
   });
 }

@@ -43,14 +43,14 @@ async function run(ctx: Context, services: Services, options: ParsedSignedOption
       ctx.state.model = matting.model;
       await services.model.ensure();
     }
-    return runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits, matteCache: services.matteCache, ...control }));
+    return runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits, matteCache: services.matteCache, handOver: true, ...control }));
   }
   const { format, trim, trim_margin: trimMargin, channels, refine } = options;
   const model = await services.model.check(options.model);
   const input = await inputBytes({ fields: { input: options.input } }, services);
   ctx.state.model = model;
   await services.model.ensure();
-  return runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin, channels, refine, model, limits, matteCache: services.matteCache, ...control }));
+  return runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin, channels, refine, model, limits, matteCache: services.matteCache, handOver: true, ...control }));
 }
 
 export function signedRoute(router: Router, services: Services, guards: Middleware[]): void {

@@ -1,10 +1,9 @@
 // The library never reads the caller's memory during a job: the input is copied when edit() is
 // called, so a caller that reuses, overwrites or transfers its buffer right after the call still
-// gets the picture it passed (docs/api.md "Input buffers").
+// gets the picture it passed (README, "Library").
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit, removeBackground } from '../../lib/index.js';
-import { handOver } from '../../lib/handover.js';
 import { decode, pixel, solid } from '../helpers/images.js';
 
 const red = solid(16, 16, [255, 0, 0]);
@@ -51,13 +50,13 @@ test('removeBackground also copies (the buffer is overwritten while the model ma
 test('a handed-over Buffer (the server\'s upload) is read in place: no copy', async () => {
   // Overwritten right after the call, before the job reads it: the job sees the zeros, which
   // shows that it was not copied (handOver's contract forbids exactly this; the test breaks it).
-  const input = handOver(Buffer.from(red));
-  const job = edit(input, [{ flip: 'h' }]);
+  const input = Buffer.from(red);
+  const job = edit(input, [{ flip: 'h' }], { handOver: true });
   input.fill(0);
   const err = await job.then(() => undefined, (e: { code?: string }) => e);
   assert.is(err?.code, 'unsupported_image');
   // Left alone, it gives the picture.
-  const out = await edit(handOver(Buffer.from(red)), [{ flip: 'h' }]);
+  const out = await edit(Buffer.from(red), [{ flip: 'h' }], { handOver: true });
   assert.equal(pixel(await decode(out.data), 3, 3).slice(0, 3), [255, 0, 0]);
 });
 

@@ -5,7 +5,21 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addon, type NativePlan } from '../../lib/native.js';
-import { DECODED_BYTES_PER_PIXEL, DEFAULT_LIMITS, edit, LIMIT_BOUNDS, MatteError, MAX_TONE_FACTOR, parseOperations } from '../../lib/index.js';
+import {
+  DECODED_BYTES_PER_PIXEL,
+  DEFAULT_LIMITS,
+  edit,
+  LIMIT_BOUNDS,
+  MatteError,
+  MAX_BLUR,
+  MAX_QUALITY,
+  MAX_RESIZE_SIDE,
+  MAX_TONE_FACTOR,
+  MAX_TRIM_MARGIN_PERCENT,
+  MAX_TRIM_MARGIN_PIXELS,
+  MIN_QUALITY,
+  parseOperations,
+} from '../../lib/index.js';
 import { floatTiff } from '../helpers/crafted.js';
 import { solid } from '../helpers/images.js';
 
@@ -60,6 +74,23 @@ test('limits: the addon accepts each bound and refuses just outside it, like the
         assert.is((err as MatteError).path, `limits.${key}`);
       }
     }
+  }
+});
+
+test('resize side, blur radius, trim margins, quality: the addon accepts each bound and refuses just outside it', async () => {
+  // A small pixel limit: a resize to the largest side is refused for its size (invalid_operations), not for its field.
+  const small = { maxPixels: 1000 };
+  const cases: Array<[string, (v: number) => Partial<NativePlan>, number, number]> = [
+    ['resize width', (v) => ({ ...small, steps: [{ op: 'resize', width: v, fit: 'contain' }] }), 1, MAX_RESIZE_SIDE],
+    ['resize height', (v) => ({ ...small, steps: [{ op: 'resize', height: v, fit: 'contain' }] }), 1, MAX_RESIZE_SIDE],
+    ['blur radius', (v) => ({ steps: [{ op: 'blur', radius: v }] }), 0, MAX_BLUR],
+    ['trim margin pixels', (v) => ({ steps: [{ op: 'trimTransparent', marginPixels: v }] }), 0, MAX_TRIM_MARGIN_PIXELS],
+    ['trim margin percent', (v) => ({ steps: [{ op: 'trimTransparent', marginPercent: v }] }), 0, MAX_TRIM_MARGIN_PERCENT],
+    ['quality', (v) => ({ format: 'jpeg', quality: v }), MIN_QUALITY, MAX_QUALITY],
+  ];
+  for (const [what, at, min, max] of cases) {
+    for (const v of [min, max]) assert.is.not(await outcome(plan(at(v))), 'internal', `${what} ${v}`);
+    for (const v of [min - 1, max + 1]) assert.is(await outcome(plan(at(v))), 'internal', `${what} ${v}`);
   }
 });
 

@@ -6,6 +6,7 @@
 // its PNGs with it; a job stopped by its budget while it deflates fails as any stopped job.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { probes } from '../helpers/probes.js'; // first: lib/ then loads the probes build (encodePng)
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PNG } from 'pngjs';
 import { edit } from '../../lib/index.js';
-import { addon } from '../../lib/native.js';
 import { convert, makePng } from '../helpers/images.js';
 import { failure } from '../helpers/failure.js';
 
@@ -100,7 +100,7 @@ const SIZES: Array<[number, number]> = [
 ];
 // The default stripes; many stripes smaller than deflate's 32 KiB window, on more threads than
 // cores; one thread (deflated on the sink's thread).
-const VARIANTS: Array<Parameters<typeof addon.encodePng>[4]> = [
+const VARIANTS: Array<Parameters<typeof probes.encodePng>[4]> = [
   {},
   { threads: 3, stripeBytes: 4096 },
   { threads: 1, stripeBytes: 65536 },
@@ -117,8 +117,8 @@ for (const [width, height] of SIZES) {
         height,
         bands,
         raw,
-        png: addon.encodePng(raw, width, height, bands, options),
-        reference: v === 0 ? addon.encodePng(raw, width, height, bands, { libvips: true }) : undefined,
+        png: probes.encodePng(raw, width, height, bands, options),
+        reference: v === 0 ? probes.encodePng(raw, width, height, bands, { libvips: true }) : undefined,
       });
     });
   }
@@ -189,8 +189,8 @@ test('the same chunks as libvips pngsave (IHDR, pHYs, IDAT, IEND: no metadata), 
 test('12 MP RGBA (a remove-background result of the 4000x3000 photo): exact through pngjs and sharp, within 5% of libvips', async () => {
   const [width, height, bands] = [4000, 3000, 4];
   const raw = pixels(width, height, bands, 12);
-  const png = addon.encodePng(raw, width, height, bands);
-  const reference = addon.encodePng(raw, width, height, bands, { libvips: true });
+  const png = probes.encodePng(raw, width, height, bands);
+  const reference = probes.encodePng(raw, width, height, bands, { libvips: true });
   assert.ok(png.length <= reference.length * 1.05, `${png.length} bytes, libvips ${reference.length}`);
   const stripes = Math.ceil(height / Math.floor(STRIPE_BYTES / (1 + width * bands)));
   assert.is(chunks(png).filter((c) => c.type === 'IDAT').length, stripes, 'one IDAT a stripe');

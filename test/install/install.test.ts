@@ -85,6 +85,7 @@ test('npm install of the tarballs succeeds without compiling, within the size bu
   const { stdout, stderr } = await run('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts']);
   assert.not.match(stdout + stderr, /building the native addon|gyp|cmake/i);
   assert.ok(existsSync(join(app, 'node_modules/@matte/linux-x64-gnu/matte.node')));
+  assert.not.ok(existsSync(join(app, 'node_modules/@matte/linux-x64-gnu/matte_probes.node')), 'the probes build is not shipped');
   assert.not.ok(existsSync(join(app, 'node_modules/@matte/linux-arm64-gnu')), 'the arm64 package is left out');
   assert.not.ok(existsSync(join(app, 'node_modules/matte/build')), 'nothing was built');
   assert.not.ok(existsSync(join(app, 'node_modules/com.github.asus4.onnxruntime')), 'the 385 MB ONNX Runtime package is not installed');

@@ -3,13 +3,13 @@
 // on tiny models written by the test (test/helpers/onnx.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { probes } from '../helpers/probes.js'; // first: lib/ then loads the probes build (infer)
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { edit, loadModel, modelRegistry, removeBackground, type ModelEntry } from '../../lib/index.js';
 import { modelPath, modelsDir, sha256File } from '../../lib/models.js';
-import { addon } from '../../lib/native.js';
 import { fromNativeError } from '../../lib/errors.js';
 import { channelMeanModel, failingModel } from '../helpers/onnx.js';
 import { decode, pixel, solid } from '../helpers/images.js';
@@ -116,16 +116,16 @@ test('float16 input and output: the matte is the exact post-processed model outp
   assert.equal(pixel(big, 39, 23), [90, 60, 30, 60]);
 });
 
-test('addon.infer runs the model alone on a planar tensor', async () => {
+test('infer (the probes build) runs the model alone on a planar tensor', async () => {
   const entry = await tinyModel('infer', channelMeanModel(4, 2), { width: 4, height: 2 });
   const model = await loadModel('infer', { dir, entry });
   const chw = new Float32Array(3 * 8);
   for (let i = 0; i < 8; i++) [chw[i], chw[8 + i], chw[16 + i]] = [i / 8, 0.5, 0.1];
-  const out = await addon.infer(model.handle, chw);
+  const out = await probes.infer(model.handle, chw);
   assert.is(out.width, 4);
   assert.is(out.height, 2);
   assert.equal([...out.data], Array.from({ length: 8 }, (_, i) => Math.round(((i / 8 + 0.6) / 3) * 255)));
-  await modelError(addon.infer(model.handle, new Float32Array(5)).catch((e) => Promise.reject(fromNativeError(e))), /wrong size/);
+  await modelError(probes.infer(model.handle, new Float32Array(5)).catch((e) => Promise.reject(fromNativeError(e))), /wrong size/);
 });
 
 test('normalisation constants per channel, and clamp vs minmax post-processing', async () => {

@@ -2,7 +2,7 @@
 // (native/matte/refine_bands.h): the matte must be byte-identical whatever the thread count. A
 // real photograph (lenna.png) enlarged (and cropped) to a size whose height is not a multiple of the band, so
 // the last band is partial and the subject's outline crosses many bands, through the real addon
-// and u2netp, once on one thread and once on every core (lib/threads.ts sets libvips' count,
+// and u2netp, once on one thread and once on every core (lib/job.ts sets libvips' count,
 // which the refinement follows). bench/quality/tune's `refine-tune MODEL --time=IMAGE` checks 2,
 // 3, 5 and 8 threads on a 12 MP photograph.
 import { availableParallelism } from 'node:os';

@@ -2,7 +2,7 @@
 // "Input", forbids. No packet is sent anywhere: these are strings.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { classifyAddress } from '../../server/input.js';
+import { classifyAddress } from '../../server/input/address-guard.js';
 
 const refused: Array<[string, string]> = [
   // IPv4

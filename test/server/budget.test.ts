@@ -13,7 +13,7 @@ import { form, get, post, sleep, spawnServer, tempDir, TEST_KEY, waitForJobs, ty
 const input = gradient(512, 512);
 /** 103 s before issue 9. */
 const UPSCALE_BLUR = JSON.stringify([{ resize: { width: 10000, height: 10000, fit: 'cover' } }, { blur: 250 }]);
-/** Still running after 16 minutes before issue 9; now refused before any pixel (docs/api.md, "Cost"). */
+/** Still running after 16 minutes before issue 9; now refused before any pixel (docs/api.md, "Cost before pixels"). */
 const SIXTEEN_MINUTES = JSON.stringify([{ resize: { width: 10000 } }, { rotate: 90 }, { blur: 250 }, { blur: 250 }, { blur: 250 }]);
 /** The costliest kind of plan still accepted: two blurs of 250 over 100 MP (about a minute of CPU here). */
 const TWO_WIDE_BLURS = JSON.stringify([{ resize: { width: 10000 } }, { rotate: 90 }, { blur: 250 }, { blur: 250 }]);

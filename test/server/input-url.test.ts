@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyAddress } from '../../server/input.js';
+import { classifyAddress } from '../../server/input/address-guard.js';
 import { decode, gradient } from '../helpers/images.js';
 import { post, startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { MAX_FIELD_BYTES } from '../../server/input.js';
+import { MAX_FIELD_BYTES } from '../../server/input/form.js';
 import { adversarialTexts } from '../helpers/adversarial-text.js';
 import { gradient } from '../helpers/images.js';
 import { get, post, startTestServer, type Fields } from '../helpers/server.js';

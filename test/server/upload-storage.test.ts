@@ -1,11 +1,11 @@
-// The upload's storage (server/upload-storage.ts): a file that arrived in one chunk is kept as that
+// The upload's storage (server/input/upload-storage.ts): a file that arrived in one chunk is kept as that
 // chunk, one in several chunks is joined; either way the job gets exactly the uploaded bytes. The
 // HTTP tests send the same upload in one write and in many small writes, over real sockets.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import { UploadStorage, joinChunks } from '../../server/upload-storage.js';
+import { UploadStorage, joinChunks } from '../../server/input/upload-storage.js';
 import { decode, gradient } from '../helpers/images.js';
 import { rawRequest, sleep, startTestServer, TEST_KEY, type TestServer } from '../helpers/server.js';
 

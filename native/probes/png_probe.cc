@@ -1,6 +1,6 @@
 #include "png_probe.h"
 
-#include "png.h"
+#include "../encode/png.h"
 
 #include <vips/vips8>
 

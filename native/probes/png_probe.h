@@ -1,5 +1,5 @@
 // encodePng(pixels, width, height, bands, options): the PNG encoder alone, on raw 8-bit pixels, for
-// the tests (test/engine/png.test.ts) and measurements; not part of the library's API.
+// the tests (test/engine/png.test.ts) and measurements; only the probes build exports it.
 #pragma once
 
 #include <napi.h>

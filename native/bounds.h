@@ -1,0 +1,41 @@
+// The bounds the library and the addon both hold a job to, defined once: the addon checks them
+// (addon.cc, steps/, load.cc) and exports them as `bounds` (addon.cc), which lib/schema.ts and
+// lib/limits.ts read when the library loads, so the TypeScript side never writes a number of its own.
+#pragma once
+
+#include <cstdint>
+
+namespace matte {
+
+/** A resize's output side, in pixels (docs/api.md, "Operations (edit)"). */
+constexpr int kMaxResizeSide = 10000;
+/** A blur's radius. */
+constexpr double kMaxBlurRadius = 250;
+/** A brightness, contrast or saturation factor: at 255 one level of difference already spans 0..255. */
+constexpr double kMaxToneFactor = 255;
+/** The remove-background endpoint's trim margin: pixels a side, or a share of the subject's box. */
+constexpr double kMaxTrimMarginPixels = 500;
+constexpr double kMaxTrimMarginPercent = 50;
+
+/** A whole number's range and its value when none is given. */
+struct Bound {
+  double min;
+  double max;
+  double fallback;
+};
+
+/** The output quality (jpeg, webp). */
+constexpr Bound kQuality{1, 100, 80};
+
+/** The safety limits of one job (docs/api.md, "Input"): their ranges and defaults. */
+constexpr Bound kMaxPixels{1, 1e15, 1e8};
+constexpr Bound kMaxFrames{1, 1e6, 1000};
+constexpr Bound kMaxMatteFrames{1, 1e6, 100};
+
+/**
+ * Bytes a decoded pixel may take on average: the decoder's output (width x height x frames x bands
+ * x bytes per sample) is at most max_pixels x this, i.e. 8-bit RGBA at the pixel limit.
+ */
+constexpr double kDecodedBytesPerPixel = 4;
+
+}  // namespace matte

@@ -1,0 +1,56 @@
+#include "operations.h"
+
+#include "../budget.h"
+#include "steps.h"
+
+#include <stdexcept>
+
+namespace matte {
+
+namespace {
+
+bool always(const Step &) { return true; }
+bool never(const Step &) { return false; }
+
+// One row an operation (the columns: operations.h's Operation). Streaming: the step reads its input
+// once, top to bottom. On the strip: per-pixel maps, a left-right mirror, and a resize (see
+// resize_strip for its one difference at frame edges). Regions: a downscale and a rotation read
+// overlapping regions; removeBackground reads its input up to three times and materialises it itself.
+const Operation kOperations[] = {
+    // op                 name               read                    run                    streams strip          regions shape          cost
+    {Op::Resize,          "resize",          read_resize,            run_resize,            true,   always,        true,   resize_shape,  nullptr},
+    {Op::Rotate,          "rotate",          read_rotate,            run_rotate,            false,  never,         true,   rotate_shape,  nullptr},
+    {Op::Flip,            "flip",            read_flip,              run_flip,              false,  flip_on_strip, false,  nullptr,       nullptr},
+    {Op::Blur,            "blur",            read_blur,              run_blur,              true,   never,         false,  nullptr,       blur_cost},
+    {Op::Brightness,      "brightness",      read_tone,              run_brightness,        true,   always,        false,  nullptr,       nullptr},
+    {Op::Contrast,        "contrast",        read_tone,              run_contrast,          true,   always,        false,  nullptr,       nullptr},
+    {Op::Saturation,      "saturation",      read_tone,              run_saturation,        true,   always,        false,  nullptr,       nullptr},
+    {Op::Background,      "background",      read_background,        run_background,        true,   always,        false,  nullptr,       nullptr},
+    {Op::RemoveBackground, "removeBackground", read_remove_background, run_remove_background, false, never,        false,  nullptr,       nullptr},
+    {Op::Trim,            "trim",            nullptr,                run_trim,              false,  never,         false,  nullptr,       nullptr},
+    {Op::TrimTransparent, "trimTransparent", read_trim_transparent,  run_trim_transparent,  false,  never,         false,  nullptr,       nullptr},
+    {Op::ExtractAlpha,    "extractAlpha",    nullptr,                run_extract_alpha,     false,  never,         false,  nullptr,       nullptr},
+};
+
+}  // namespace
+
+const Operation &operation(Op op) {
+  for (const Operation &row : kOperations)
+    if (row.op == op) return row;
+  throw std::logic_error("an operation without its row in operations.cc");
+}
+
+const Operation *operation_named(const std::string &name) {
+  for (const Operation &row : kOperations)
+    if (name == row.name) return &row;
+  return nullptr;
+}
+
+void materialise(Frames &frames, Budget &budget) {
+  frames.materialise();
+  budget.watch(frames);
+}
+
+std::string size_text(int64_t width, int64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
+
+}  // namespace matte
