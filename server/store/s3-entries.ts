@@ -170,6 +170,7 @@ export class S3Entries implements KeyedEntries {
   sweep(): Promise<void> {
     this.sweeping ??= this.track(this.sweepOnce())
       .catch((err) => {
+        if (this.closing.signal.aborted) return; // given up by close(): not a failure
         throw new S3CallError(err); // what smithy attaches to errors stays out of the log
       })
       .finally(() => (this.sweeping = undefined));
