@@ -8,13 +8,12 @@
 // request.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import net from 'node:net';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { edit } from '../../lib/index.js';
 import { S3ResultStore } from '../../server/store/index.js';
 import type { S3Entries } from '../../server/store/s3-entries.js';
 import { fixture } from '../helpers/fixtures.js';
-import { startTestS3, type TestS3 } from '../helpers/s3.js';
+import { startStalledEndpoint, startTestS3, type TestS3 } from '../helpers/s3.js';
 import { post, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -195,15 +194,8 @@ test('the area through the store: expiry before deletion, a hit renews, the boun
 });
 
 test('a store that stalls: the cut-out is answered, the lookup is a miss and the write is dropped', async () => {
-  const accepted: net.Socket[] = [];
-  const stalled = net.createServer((socket) => {
-    accepted.push(socket);
-    socket.on('data', () => {});
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
-  const endpoint = `http://127.0.0.1:${(stalled.address() as net.AddressInfo).port}`;
-  const s = await server('stall/', { MATTE_S3_ENDPOINT: endpoint, MATTE_S3_TIMEOUT_SECONDS: '1' });
+  const stalled = await startStalledEndpoint();
+  const s = await server('stall/', { MATTE_S3_ENDPOINT: stalled.endpoint, MATTE_S3_TIMEOUT_SECONDS: '1' });
   try {
     const answer = await cutOut(s);
     assert.is(answer.status, 200, answer.body.toString());
@@ -211,7 +203,6 @@ test('a store that stalls: the cut-out is answered, the lookup is a miss and the
     assert.equal(c, { hit: 0, miss: 1, bad: 0, stored: 0, dropped: 1 });
   } finally {
     await s.close();
-    for (const socket of accepted) socket.destroy();
     stalled.close();
   }
 });
