@@ -5,9 +5,9 @@
 //
 // Lifetime: an entry's LastModified is when it was last written. A get of an entry older than the
 // TTL is a miss, deleted or not. A hit on an entry older than a tenth of the TTL writes the same
-// bytes again after the answer: that renews LastModified on every S3-compatible store (a copy onto
+// bytes again, in the background: that renews LastModified on every S3-compatible store (a copy onto
 // itself does not, on some), so the listing alone orders the entries by last use, and renewals
-// cost at most ten writes an entry a TTL.
+// cost about ten writes an entry a TTL (a few more when processes renew it at once).
 // Bound: every process sweeps every min(TTL, 5 min). A sweep lists the area, deletes the entries
 // past the TTL and, while the rest hold more than the bound, the least recently written, down to
 // 80%; before each delete a HEAD checks the marker. A put compares the bound with the last listing
@@ -87,7 +87,7 @@ export class S3Entries implements KeyedEntries {
       const lookup = this.track(this.read(key, signal));
       const found = await lookup;
       if (!found) return undefined;
-      // Used again: written again after the answer once it is a tenth of its lifetime old.
+      // Used again: written again (in the background, nobody waits) once a tenth of its lifetime old.
       if (this.now() - found.written > this.ttlMs / 10) this.track(this.write(key, found.data)).catch(() => {});
       return found.data;
     } catch {
