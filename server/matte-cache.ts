@@ -2,12 +2,10 @@
 // area of the result store, so every process sharing the store shares the mattes. On by default,
 // off with MATTE_MATTE_CACHE_MAX_BYTES=0; an entry that cannot be written (no room, the store
 // failing) is dropped and the answer is not delayed by it.
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { MatteCache } from '../lib/index.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
-import { DiskEntries } from './store/disk-entries.js';
 import type { ResultStore } from './store/index.js';
 
 export interface ServerMatteCache extends MatteCache {
@@ -17,14 +15,15 @@ export interface ServerMatteCache extends MatteCache {
 
 /** The matte cache of this configuration, or undefined when it is off or the store has no keyed area. */
 export function createMatteCache(config: Config, store: ResultStore, metrics: Metrics, logger: Logger): ServerMatteCache | undefined {
-  if (config.matteCacheMaxBytes === 0 || store.kind !== 'disk') return undefined;
-  const entries = new DiskEntries({
-    dir: join(config.resultsDir, 'matte-cache'),
+  if (config.matteCacheMaxBytes === 0 || !store.entries) return undefined;
+  const entries = store.entries({
+    name: 'matte-cache',
     ttlSeconds: config.matteCacheTtlSeconds,
     maxBytes: config.matteCacheMaxBytes,
     onError: (err) => logger.warn({ err }, 'matte cache sweep failed'),
   });
-  // Writes happen after the answer: a server closing waits for them, so none outlives it.
+  // Writes happen after the answer: a server closing waits for them (the store gives up what it
+  // cannot finish), so none outlives it.
   const writing = new Set<Promise<void>>();
   let closed = false;
   return {
@@ -39,7 +38,7 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     close: async () => {
       closed = true;
       await Promise.allSettled([...writing]);
-      entries.close();
+      await entries.close();
     },
   };
 }

@@ -40,7 +40,34 @@ export interface ResultStore {
   usage(): { results: number; bytes: number } | undefined;
   /** Stops the sweeper. */
   close(): Promise<void>;
+  /** A keyed area of this store under its own name, bound and lifetime (a cache every process sharing the store shares). */
+  entries?(options: KeyedEntriesOptions): KeyedEntries;
 }
+
+/**
+ * Bytes by key beside the results, for caches (the matte cache): an entry may vanish at any time
+ * (its lifetime, the size bound, another process), and a failing store is a missing entry.
+ */
+export interface KeyedEntries {
+  /** The entry's bytes, or undefined (unknown, expired, unreadable, the store failing). */
+  get(key: string): Promise<Buffer | undefined>;
+  /** Writes the entry, replacing one of this store's; throws when it cannot (the caller drops it). */
+  put(key: string, data: Buffer): Promise<void>;
+  /** Stops the sweeps; calls still running end (or are given up) before it resolves. */
+  close(): Promise<void>;
+}
+
+export interface KeyedEntriesOptions {
+  /** The area's name in the store (a directory, a key prefix). */
+  name: string;
+  ttlSeconds: number;
+  /** The bytes the area may hold, all processes together. */
+  maxBytes: number;
+  onError?: (err: unknown) => void;
+}
+
+/** An entry's key: 64 hexadecimal characters (a sha256). */
+export const ENTRY_KEY_PATTERN = /^[0-9a-f]{64}$/;
 
 /** A result id: 144 random bits in base64url (24 characters, never a '.'). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{24}$/;

@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ENTRY_KEY_PATTERN, type KeyedEntries } from './common.js';
 import { Sweeper } from './sweeper.js';
 
-const KEY_PATTERN = /^[0-9a-f]{64}$/;
 const TEMP_PREFIX = '.tmp-';
 const TEMP_GRACE_MS = 15 * 60_000;
 
@@ -24,7 +24,7 @@ export interface DiskEntriesOptions {
   onError?: (err: unknown) => void;
 }
 
-export class DiskEntries {
+export class DiskEntries implements KeyedEntries {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly sweeper: Sweeper;
@@ -50,7 +50,7 @@ export class DiskEntries {
 
   /** The entry's bytes, or undefined (unknown, expired, unreadable). */
   async get(key: string): Promise<Buffer | undefined> {
-    if (!KEY_PATTERN.test(key)) return undefined;
+    if (!ENTRY_KEY_PATTERN.test(key)) return undefined;
     await this.open();
     const path = join(this.options.dir, key);
     try {
@@ -67,7 +67,7 @@ export class DiskEntries {
 
   /** Writes the entry (replacing any); throws when it cannot (no room: the caller drops it). */
   async put(key: string, data: Buffer): Promise<void> {
-    if (!KEY_PATTERN.test(key)) throw new Error('bad cache key');
+    if (!ENTRY_KEY_PATTERN.test(key)) throw new Error('bad cache key');
     if (data.length > this.options.maxBytes) throw new Error('entry larger than the cache');
     await this.open();
     if (this.bytes + data.length > this.options.maxBytes) await this.sweep();
@@ -108,7 +108,7 @@ export class DiskEntries {
       }
       if (name.startsWith(TEMP_PREFIX)) {
         if (now - info.ctimeMs > TEMP_GRACE_MS) await rm(path, { force: true });
-      } else if (KEY_PATTERN.test(name)) {
+      } else if (ENTRY_KEY_PATTERN.test(name)) {
         if (info.mtimeMs <= now) await rm(path, { force: true });
         else kept.push({ path, expires: info.mtimeMs, size: info.size });
       }
@@ -125,7 +125,8 @@ export class DiskEntries {
     this.bytes = bytes;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.sweeper.stop();
+    await this.sweeping?.catch(() => {});
   }
 }

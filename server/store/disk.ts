@@ -4,6 +4,7 @@
 //
 //   <dir>/<id>.<ext>                    a committed result; its modification time is its expiry
 //   <dir>/.tmp-<createdMs>-<random>     a result (or a /readyz probe) being written
+//   <dir>/<name>/                       a keyed area (entries(): the matte cache), disk-entries.ts
 //
 // put: the bytes go to a temporary file, its mtime is set to the expiry, both are fsync'ed, and
 // it is renamed to its final name (then the directory is fsync'ed). The rename commits bytes and
@@ -20,7 +21,8 @@ import { lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/p
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { storeError, StoreSetupError } from './errors.js';
-import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type ResultStore, type StoredResult } from './common.js';
+import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
+import { DiskEntries } from './disk-entries.js';
 import { ResultsQuota } from './quota.js';
 import { Sweeper } from './sweeper.js';
 
@@ -189,6 +191,12 @@ export class DiskResultStore implements ResultStore {
 
   usage(): { results: number; bytes: number } | undefined {
     return this.quota.lastScan;
+  }
+
+  /** `<dir>/<name>/<key>` (disk-entries.ts). */
+  entries(options: KeyedEntriesOptions): KeyedEntries {
+    const { name, ...rest } = options;
+    return new DiskEntries({ dir: join(this.dir, name), ...rest });
   }
 
   async close(): Promise<void> {

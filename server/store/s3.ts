@@ -6,6 +6,7 @@
 //                                  metadata (milliseconds since the epoch) and matte's own marker,
 //                                  x-amz-meta-matte-store
 //   <prefix>.matte-probe-<random>  the /readyz probe of one process (written, then deleted)
+//   <prefix><name>/<key>           an entry of a keyed area (entries(): the matte cache), s3-entries.ts
 //
 // The prefix (default matte-results/) may be shared with other applications: the sweeper deletes
 // only objects that carry the marker, checked with a HeadObject, whatever their names.
@@ -27,8 +28,10 @@ import type * as S3 from '@aws-sdk/client-s3';
 import { MAX_RESULT_TTL_SECONDS } from '../config.js';
 import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
-import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type ResultStore, type StoredResult } from './common.js';
+import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
+import { describe, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
+import { S3Entries } from './s3-entries.js';
 import { Sweeper } from './sweeper.js';
 import type { S3Settings } from '../config-scale.js';
 
@@ -39,9 +42,6 @@ const PROBE_CACHE_MS = 2000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const CLOCK_SKEW_MS = 5 * 60_000;
 const EXPIRES_META = 'expires-at';
-/** The metadata every object this store writes carries, and the only objects it deletes. */
-const MARKER_META = 'matte-store';
-const MARKER = '1';
 
 export interface S3StoreOptions extends Omit<S3Settings, 'timeoutMs'> {
   /** Answer `url` with a presigned GET URL valid until the result expires. */
@@ -56,7 +56,6 @@ export interface S3StoreOptions extends Omit<S3Settings, 'timeoutMs'> {
   logger?: Logger;
 }
 
-type Sdk = typeof S3;
 type Presign = typeof import('@aws-sdk/s3-request-presigner').getSignedUrl;
 
 async function importOptional<T>(name: string, variable: string): Promise<T> {
@@ -220,7 +219,8 @@ export class S3ResultStore implements ResultStore {
     let results = 0;
     let token: string | undefined;
     do {
-      const page = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      // With a delimiter: keyed areas (<prefix><name>/..., entries()) are not walked; results have no '/'.
+      const page = await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }));
       for (const object of page.Contents ?? []) {
         const name = (object.Key ?? '').slice(prefix.length);
         const modified = object.LastModified?.getTime() ?? now;
@@ -280,6 +280,19 @@ export class S3ResultStore implements ResultStore {
     return ok;
   }
 
+  /** `<prefix><name>/<key>` (s3-entries.ts), through this store's client. */
+  entries(options: KeyedEntriesOptions): KeyedEntries {
+    const { name, ...rest } = options;
+    return new S3Entries({
+      ...rest,
+      bucket: this.options.bucket,
+      prefix: `${this.options.prefix}${name}/`,
+      connection: () => (this.client ? { sdk: this.sdk, client: this.client } : undefined),
+      timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      now: this.now,
+    });
+  }
+
   usage(): { results: number; bytes: number } | undefined {
     return this.quota.lastScan;
   }
@@ -287,32 +300,5 @@ export class S3ResultStore implements ResultStore {
   async close(): Promise<void> {
     this.sweeper.stop();
     this.client?.destroy();
-  }
-}
-
-/** The HTTP status of an SDK error (404 for NotFound / NoSuchKey / NoSuchBucket), if it has one. */
-function statusOf(err: unknown): number | undefined {
-  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-}
-
-/**
- * What the log may say about an SDK error: its name, code and HTTP status. Never its message or its
- * other properties: smithy copies the request (StringToSign, CanonicalRequest, the URL) onto them.
- */
-function describe(err: unknown): { name?: string; code?: string; status?: number } {
-  const e = err as { name?: string; code?: string; Code?: string };
-  return { name: e?.name, code: e?.code ?? e?.Code, status: statusOf(err) };
-}
-
-/** An SDK error reduced to what may be logged (describe); the cause of store errors and sweep failures. */
-export class S3CallError extends Error {
-  readonly code?: string;
-  readonly status?: number;
-  constructor(err: unknown) {
-    const { name, code, status } = describe(err);
-    super(`S3 call failed: ${name ?? 'error'}${code ? ` ${code}` : ''}${status ? ` (HTTP ${status})` : ''}`);
-    this.name = 'S3CallError';
-    if (code !== undefined) this.code = code;
-    if (status !== undefined) this.status = status;
   }
 }

@@ -1,6 +1,7 @@
 // A real S3-protocol server for the tests: s3rver on 127.0.0.1 (port chosen by the OS), storing
 // its objects in a temporary directory, with one bucket. Its only credentials are S3RVER/S3RVER.
 import { rm } from 'node:fs/promises';
+import net from 'node:net';
 import S3rver from 's3rver';
 import { S3Client } from '@aws-sdk/client-s3';
 import { tempDir } from './server.js';
@@ -38,6 +39,41 @@ export async function startTestS3(bucket = 'matte-results'): Promise<TestS3> {
       client.destroy();
       await server.close();
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface StalledEndpoint {
+  endpoint: string;
+  /** The connections it accepted so far. */
+  accepted: net.Socket[];
+  /** The request line of every request it was sent (one a connection: it never answers). */
+  requests: string[];
+  close(): void;
+}
+
+/** An S3 endpoint on 127.0.0.1 that accepts every connection, reads what comes, and never answers. */
+export async function startStalledEndpoint(): Promise<StalledEndpoint> {
+  const accepted: net.Socket[] = [];
+  const requests: string[] = [];
+  const server = net.createServer((socket) => {
+    accepted.push(socket);
+    let head = '';
+    socket.on('data', (chunk) => {
+      if (head.includes('\r\n')) return;
+      head += chunk.toString('latin1');
+      if (head.includes('\r\n')) requests.push(head.slice(0, head.indexOf('\r\n')));
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    accepted,
+    requests,
+    close() {
+      for (const socket of accepted) socket.destroy();
+      server.close();
     },
   };
 }

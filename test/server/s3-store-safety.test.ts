@@ -5,34 +5,19 @@
 // smithy copies onto it).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import net from 'node:net';
 import { PutObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../server/config.js';
 import { S3ResultStore } from '../../server/store/index.js';
 import { gradient } from '../helpers/images.js';
-import { startTestS3, type TestS3 } from '../helpers/s3.js';
+import { startStalledEndpoint, startTestS3, type TestS3 } from '../helpers/s3.js';
 import { get, post, sleep, spawnServer, startTestServer, TEST_KEY } from '../helpers/server.js';
 
 const png = gradient(40, 30);
 const edit = { input: png, operations: '[{"flip":"h"}]' };
 let s3: TestS3;
 
-/** An S3 endpoint that accepts every connection, reads what comes, and never answers. */
-const accepted: net.Socket[] = [];
-/** The request line of every request it was sent (one a connection: it never answers). */
-const requests: string[] = [];
-const stalled = net.createServer((socket) => {
-  accepted.push(socket);
-  let head = '';
-  socket.on('data', (chunk) => {
-    if (head.includes('\r\n')) return;
-    head += chunk.toString('latin1');
-    if (head.includes('\r\n')) requests.push(head.slice(0, head.indexOf('\r\n')));
-  });
-  socket.on('error', () => {});
-});
-await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
-const stalledEndpoint = `http://127.0.0.1:${(stalled.address() as net.AddressInfo).port}`;
+const stalled = await startStalledEndpoint();
+const { endpoint: stalledEndpoint, accepted, requests } = stalled;
 
 /** Settles to the promise's value, or to 'hung' if it has not settled after `ms` (a bound, not a timing). */
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'hung'> => Promise.race([promise, sleep(ms).then(() => 'hung' as const)]);
@@ -42,7 +27,6 @@ test.before(async () => {
 });
 test.after(async () => {
   await s3?.close();
-  for (const socket of accepted) socket.destroy();
   stalled.close();
 });
 

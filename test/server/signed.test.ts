@@ -68,13 +68,21 @@ test('If-None-Match: 304 without fetching the input or running a job', async () 
   const first = await get(server.url, url);
   const etag = first.headers.get('etag')!;
   const before = hits;
+  const jobsBefore = jobsRun(await scrapeMetrics(server));
   const again = await get(server.url, url, { headers: { 'If-None-Match': etag } });
   assert.is(again.status, 304);
   assert.is(again.headers.get('etag'), etag);
   assert.is(again.headers.get('cache-control'), 'public, max-age=86400, immutable');
   assert.is(again.body.length, 0);
   assert.is(hits, before, 'no fetch for a 304');
+  assert.ok(jobsBefore > 0);
+  assert.is(jobsRun(await scrapeMetrics(server)), jobsBefore, 'no job for a 304');
 });
+
+/** Image jobs run so far, all endpoints (the job duration histogram's counts). */
+function jobsRun(metrics: string): number {
+  return [...metrics.matchAll(/^matte_job_duration_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
 
 test('a background removal (options without operations): png with alpha, the subject kept', async () => {
   const r = await get(server.url, path({ input: `${base}/subject.png`, trim: true }));
