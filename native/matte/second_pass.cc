@@ -1,5 +1,9 @@
 #include "second_pass.h"
 
+#include "../budget.h"
+#include "../huge_pages.h"
+#include "refine.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -52,6 +56,25 @@ double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &pa
     }
   }
   return either ? double(both) / double(either) : 1.0;
+}
+
+SecondPassOutcome second_pass(const vips::VImage &image, const std::vector<uint8_t> &matte, int mw, int mh,
+                              const std::function<vips::VImage(const vips::VImage &)> &model_sized,
+                              const std::function<std::vector<uint8_t>(const vips::VImage &)> &infer,
+                              const SecondPassParams &params, const RefineParams &refine, Budget *budget,
+                              vips::VImage &alpha) {
+  const std::optional<SubjectBox> box = second_pass_box(matte, mw, mh, image.width(), image.height(), params);
+  if (!box) return SecondPassOutcome::NotRun;
+  const vips::VImage crop = copy_to_memory(image.crop(box->left, box->top, box->width, box->height));
+  const vips::VImage small = model_sized(crop);
+  if (budget) budget->check();
+  const std::vector<uint8_t> crop_matte = infer(small);
+  if (matte_agreement(alpha, crop_matte, mw, mh, *box) < params.min_agreement) return SecondPassOutcome::Rejected;
+  if (budget) budget->check();
+  const vips::VImage refined =
+      refine_matte(crop, static_cast<const uint8_t *>(small.data()), crop_matte, mw, mh, refine, budget);
+  paste_matte(alpha, refined, *box);
+  return SecondPassOutcome::Pasted;
 }
 
 }  // namespace matte

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include <vips/vips8>
 
 namespace matte {
+
+class Budget;
+struct RefineParams;
 
 struct SecondPassParams {
   // The subject: model pixels with alpha >= `threshold` (0..255); all of them, however many
@@ -52,5 +56,20 @@ void paste_matte(vips::VImage &alpha, const vips::VImage &part, const SubjectBox
  */
 double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &part, int part_width, int part_height,
                        const SubjectBox &box);
+
+/** What the second pass did (the quality bench counts them). */
+enum class SecondPassOutcome { NotRun, Rejected, Pasted };
+
+/**
+ * The second pass on `alpha` (the refined matte of `image`, in memory) from `matte` (the model's
+ * matte of the whole frame, model_width x model_height): with a small subject, `infer` gives the
+ * model's matte of the crop around it (from the crop's model-size image, `model_sized`), which is
+ * refined at the crop's full resolution and pasted into `alpha` when it agrees with it.
+ */
+SecondPassOutcome second_pass(const vips::VImage &image, const std::vector<uint8_t> &matte, int model_width,
+                              int model_height, const std::function<vips::VImage(const vips::VImage &)> &model_sized,
+                              const std::function<std::vector<uint8_t>(const vips::VImage &)> &infer,
+                              const SecondPassParams &params, const RefineParams &refine, Budget *budget,
+                              vips::VImage &alpha);
 
 }  // namespace matte
