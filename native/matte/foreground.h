@@ -19,7 +19,7 @@ struct ForegroundParams {
   int narrow = 3;  // half-width of the second (its 6 px box)
   // The first window's sums are taken over square cells, as small as keeps their number under
   // this, and interpolated between the cells' centres: the wide mean varies slowly.
-  double max_cells = 1 << 20;
+  double max_cells = 1 << 16;
 };
 
 /**

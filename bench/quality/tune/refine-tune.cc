@@ -271,6 +271,42 @@ std::pair<double, double> composite(const uint8_t *rgb, int stride, const uint8_
   return {band_count ? band_sum / band_count : 0, sum / c.truth.size()};
 }
 
+// For the log: features of the model's matte that might tell a crop's worth before running it:
+// its unsure pixels (between 10% and 90%) per pixel of subject (>= 50%), the components of the
+// subject (4-connected) and the largest one's share of it.
+std::string matte_features(const std::vector<uint8_t> &m, int w, int h) {
+  long subject = 0, unsure = 0;
+  for (uint8_t v : m) subject += v >= 128, unsure += v > 25 && v < 230;
+  std::vector<int> label(m.size(), 0);
+  int components = 0;
+  long largest = 0;
+  std::vector<int> stack;
+  for (size_t i = 0; i < m.size(); i++) {
+    if (m[i] < 128 || label[i]) continue;
+    components++;
+    long size = 0;
+    stack.push_back(int(i));
+    label[i] = components;
+    while (!stack.empty()) {
+      const int j = stack.back();
+      stack.pop_back();
+      size++;
+      const int x = j % w, y = j / w;
+      const int next[4][2] = {{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}};
+      for (const auto &q : next) {
+        if (q[0] < 0 || q[0] >= w || q[1] < 0 || q[1] >= h) continue;
+        const int k = q[1] * w + q[0];
+        if (m[k] >= 128 && !label[k]) label[k] = components, stack.push_back(k);
+      }
+    }
+    largest = std::max(largest, size);
+  }
+  char text[128];
+  std::snprintf(text, sizeof text, "unsure/subject %.2f components %d largest %.2f", subject ? double(unsure) / subject : 0.0,
+                components, subject ? double(largest) / subject : 0.0);
+  return text;
+}
+
 // FNV-1a of a buffer: the name of a cached crop inference.
 uint64_t fnv1a(const uint8_t *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -498,6 +534,20 @@ int main(int argc, char **argv) {
       const Case &c = cases[k];
       auto start = std::chrono::steady_clock::now();
       VImage alpha = matte::refine_matte(c.rgb, c.small.data(), c.matte, mw, mh, settings.refine);
+      // For the log: the second pass's box (its share of the frame) and the crop's agreement.
+      std::string pass_log;
+      if (verbose && settings.second_pass) {
+        matte::SecondPassParams any = settings.pass;
+        any.max_model_pixels = 1e18;
+        if (auto box = matte::second_pass_box(c.matte, mw, mh, c.rgb.width(), c.rgb.height(), any)) {
+          const double share = double(box->width) * box->height / (double(c.rgb.width()) * c.rgb.height());
+          const VImage small = model_sized(c.rgb.crop(box->left, box->top, box->width, box->height));
+          const std::vector<uint8_t> crop = crop_inference(small);
+          char text[96];
+          std::snprintf(text, sizeof text, "box %.2f agreement %.2f ", share, matte::matte_agreement(alpha, crop, mw, mh, *box));
+          pass_log = text + matte_features(c.matte, mw, mh) + " crop " + matte_features(crop, mw, mh);
+        }
+      }
       matte::SecondPassOutcome outcome = matte::SecondPassOutcome::NotRun;
       if (settings.second_pass)
         outcome = matte::second_pass(c.rgb, c.matte, mw, mh, model_sized, crop_inference, settings.pass,
@@ -514,14 +564,14 @@ int main(int argc, char **argv) {
       total += s;
       if (found[k]) found_edge += s.edge;
       if (verbose)
-        std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tcomposite edge %.2f (input colours %.2f)\tpass %s\t"
+        std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tcomposite edge %.2f (input colours %.2f)\tpass %s %s\t"
                     "partial %.2f wrong %.2f soft %.2f\n",
                     c.name.c_str(), s.iou, s.mae, s.edge, s.composite_edge, s.input_edge,
                     outcome == matte::SecondPassOutcome::NotRun ? "-" : outcome == matte::SecondPassOutcome::Pasted ? "pasted" : "rejected",
-                    s.partial, s.wrong, s.soft);
+                    pass_log.c_str(), s.partial, s.wrong, s.soft);
     }
-    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\tcomposite edge %.2f all %.2f "
-                "(input colours %.2f)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
+    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\tcomposite edge %.3f all %.3f "
+                "(input colours %.3f)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
                 found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1),
                 total.composite_edge / n, total.composite_all / n, total.input_edge / n, runs, pasted, ms / n,
