@@ -18,11 +18,12 @@ struct RefineParams;
 
 struct SecondPassParams {
   // The subject: model pixels with alpha >= `threshold` (0..255); all of them, however many
-  // subjects, share one box.
-  int threshold = 128;
+  // subjects, share one box. Its sure part, not its haze: a tighter box gives the subject more of
+  // the model's input.
+  int threshold = 192;
   // The box grows by this share of its width (height) on each side, within the frame: the model
   // sees some background around the subject.
-  float grow = 0.15f;
+  float grow = 0.1f;
   // The second pass runs only when the grown box covers fewer model pixels than this (its share
   // of the frame times the model's input): under 80% of the frame for a 320x320 model, under 8%
   // for a 1024x1024 one, whose subjects already get many model pixels.

@@ -8,7 +8,7 @@
 // the shrink-on-load of a JPEG's model input. Final figures come from score.ts, never from here.
 //
 //   sh bench/quality/tune/build.sh
-//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
+//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] [--oracle] ['' 'key=v,key=v' ...]
 //   node dist/bench/quality/tune/refine-tune.js MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 // (refine-tune.ts reads MODEL's entry from models/registry.json and passes it to this binary.)
 //
@@ -222,10 +222,11 @@ struct Scores {
   double partial = 0, wrong = 0, soft = 0;
   // The cut-out over black, white and green against the truth over the same (metrics.ts
   // compositeScore): in the edge band and over the whole image; and with the input's colours.
-  double composite_edge = 0, composite_all = 0, input_edge = 0;
+  double composite_edge = 0, composite_all = 0, input_edge = 0, oracle_edge = 0;
   Scores &operator+=(const Scores &o) {
     iou += o.iou, mae += o.mae, edge += o.edge, partial += o.partial, wrong += o.wrong, soft += o.soft;
     composite_edge += o.composite_edge, composite_all += o.composite_all, input_edge += o.input_edge;
+    oracle_edge += o.oracle_edge;
     return *this;
   }
 };
@@ -425,10 +426,11 @@ int main(int argc, char **argv) {
                 aborted ? "throws aborted" : "did NOT stop");
     return same && aborted ? 0 : 1;
   }
-  bool verbose = false;
+  bool verbose = false, oracle = false;
   std::vector<std::string> sets;
   for (int i = 3; i < argc; i++) {
     if (std::string(argv[i]) == "--verbose") verbose = true;
+    else if (std::string(argv[i]) == "--oracle") oracle = true;
     else sets.push_back(argv[i]);
   }
   if (sets.empty()) sets.push_back("");
@@ -561,6 +563,14 @@ int main(int argc, char **argv) {
       Scores s = score(a, c);
       std::tie(s.composite_edge, s.composite_all) = composite(VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0), 4, a, c);
       s.input_edge = composite(static_cast<const uint8_t *>(c.rgb.data()), 3, a, c).first;
+      if (oracle) {
+        // The true foreground colours wherever the truth has any subject: what a perfect colour
+        // estimate would reach with this matte.
+        uint8_t *rgba = VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0);
+        for (size_t i = 0; i < c.truth.size(); i++)
+          if (c.truth[i]) std::memcpy(rgba + i * 4, &c.fg[i * 3], 3);
+        s.oracle_edge = composite(rgba, 4, a, c).first;
+      }
       total += s;
       if (found[k]) found_edge += s.edge;
       if (verbose)
@@ -571,10 +581,10 @@ int main(int argc, char **argv) {
                     pass_log.c_str(), s.partial, s.wrong, s.soft);
     }
     std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\tcomposite edge %.3f all %.3f "
-                "(input colours %.3f)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
+                "(input colours %.3f, true colours %.3f)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
                 found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1),
-                total.composite_edge / n, total.composite_all / n, total.input_edge / n, runs, pasted, ms / n,
+                total.composite_edge / n, total.composite_all / n, total.input_edge / n, total.oracle_edge / n, runs, pasted, ms / n,
                 total.partial / n, total.wrong / n, total.soft / n);
     std::fflush(stdout);
   }
