@@ -4,13 +4,14 @@
 //
 //   node dist/bench/quality/score.js [--models=u2netp,isnet] [--settings=plain,refine]
 //                                    [--split=report|tune|all] [--band=4] [--no-12mp] [--json=FILE]
-//                                    [--every=N] [--only-12mp] [--baseline=ADDON]
+//                                    [--every=N] [--only-12mp] [--baseline=ADDON] [--set=small]
 //
 // --every=N keeps every Nth composite of the split (quick looks while developing; reported figures
 // are on the whole split); --only-12mp skips the composites and times the 12 MP image only.
 // --baseline=ADDON (a matte.node built from an earlier commit by bench/quality/baseline.sh): the
 // refine setting is run on both builds, in two processes sent the same jobs in turn (ab.ts), and
 // scored and timed side by side (CPU time a job), with the ratios; so is the 12 MP image.
+// --set=small: the composites with small subjects (prepare.js --set=small) instead of the main set.
 //
 // settings: plain (refine off: the model alone), refine (the default), tta (mirror averaging,
 // refine off), refine+tta. Only matte's addon is loaded here (pngjs decodes), never sharp.
@@ -19,7 +20,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PNG } from 'pngjs';
 import { configure, removeBackground, versions } from '../../lib/index.js';
-import { DATA_DIR, readRecipe, compositeName, splitOf } from './recipe.js';
+import { DATA_DIR, readRecipe, compositeName, compositeSet, splitOf } from './recipe.js';
 import { compositeScore, edgeBand, score, type Scores } from './metrics.js';
 import { AbPair, type AbResult } from './ab.js';
 
@@ -36,6 +37,7 @@ const radius = Number(args.get('band') ?? 4);
 const every = Math.max(1, Math.floor(Number(args.get('every') ?? 1)) || 1);
 const only12mp = args.has('only-12mp');
 const baseline = args.get('baseline');
+const set = args.get('set') === 'small' ? 'small' : 'main';
 
 interface Setting {
   refine: boolean;
@@ -164,8 +166,8 @@ async function compare12mp(file: string, model: string, baselineAddon: string): 
 async function main(): Promise<void> {
   configure({ concurrency: 1 });
   const recipe = readRecipe();
-  const dir = join(DATA_DIR, 'composites');
-  if (!existsSync(dir)) throw new Error('no composites: run `npm run quality` (or node dist/bench/quality/prepare.js) first');
+  const { dir } = compositeSet(recipe, set);
+  if (!existsSync(dir)) throw new Error(`no composites: run \`npm run quality\` (or node dist/bench/quality/prepare.js${set === 'small' ? ' --set=small' : ''}) first`);
   const cases = recipe.cutouts
     .map((cutout, index) => ({ index, name: compositeName(index, cutout) }))
     .filter((c) => split === 'all' || splitOf(c.index) === split)
@@ -177,7 +179,7 @@ async function main(): Promise<void> {
       const fg = rgbOf(readFileSync(join(dir, `${c.name}.fg.png`)));
       return { ...c, path, input, inputRgba: rgbaOf(input), fg, truth, band: edgeBand(truth.data, truth.width, truth.height, radius) };
     });
-  console.log(`quality: ${cases.length} composites (split ${split}${every > 1 ? `, every ${every}th` : ''}), edge band ${radius} px, matte ${JSON.stringify(versions())}`);
+  console.log(`quality: ${cases.length} composites (${set === 'small' ? 'small subjects, ' : ''}split ${split}${every > 1 ? `, every ${every}th` : ''}), edge band ${radius} px, matte ${JSON.stringify(versions())}`);
 
   const rows: Row[] = [];
   const comparisons: string[] = [];
@@ -252,7 +254,7 @@ async function main(): Promise<void> {
     const foundText = r.edgeMaeFound === null ? 'n/a' : `${r.edgeMaeFound.toFixed(2)} (${r.found} of ${r.images})`;
     console.log(`| ${r.model} | ${r.setting} | ${r.iou.toFixed(4)} | ${r.mae.toFixed(2)} | ${r.edgeMae.toFixed(2)} | ${foundText} | ${r.compositeEdge.toFixed(2)} | ${r.compositeAll.toFixed(2)} | ${r.msPerImage.toFixed(0)} |`);
   }
-  const file = args.get('json') ?? join(DATA_DIR, `results-${split}.json`);
+  const file = args.get('json') ?? join(DATA_DIR, `results-${set === 'small' ? 'small-' : ''}${split}.json`);
   mkdirSync(DATA_DIR, { recursive: true });
   writeFileSync(file, JSON.stringify({ split, band: radius, rows, timing }, null, 1));
 }

@@ -20,6 +20,11 @@ std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int
         y0 = std::min(y0, y), y1 = std::max(y1, y);
       }
   if (x1 < 0) return std::nullopt;
+  if (p.max_unsure > 0) {
+    size_t subject = 0, unsure = 0;
+    for (uint8_t v : matte) subject += v >= 128, unsure += v > 25 && v < 230;
+    if (double(unsure) > p.max_unsure * double(subject)) return std::nullopt;
+  }
   // Model pixel x covers full-resolution columns [x * W / mw, (x + 1) * W / mw).
   const double sx = double(W) / mw, sy = double(H) / mh;
   double left = x0 * sx, right = (x1 + 1) * sx, top = y0 * sy, bottom = (y1 + 1) * sy;

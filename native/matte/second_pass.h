@@ -32,6 +32,10 @@ struct SecondPassParams {
   // least this much: a crop that lost the subject's context finds another one. Judged at the
   // model's size, so a rejected crop is not refined.
   double min_agreement = 0.8;
+  // No second pass when the model's matte has more than this many unsure pixels (between 10% and
+  // 90%) per pixel of subject (>= 50%): it has not settled on a subject, and a crop around its
+  // guess finds another one.
+  double max_unsure = 2;
 };
 
 /** A rectangle of the full-resolution image. */

@@ -8,7 +8,7 @@
 // the shrink-on-load of a JPEG's model input. Final figures come from score.ts, never from here.
 //
 //   sh bench/quality/tune/build.sh
-//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] [--oracle] ['' 'key=v,key=v' ...]
+//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] [--oracle] [--set=small] ['' 'key=v,...' ...]
 //   node dist/bench/quality/tune/refine-tune.js MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 // (refine-tune.ts reads MODEL's entry from models/registry.json and passes it to this binary.)
 //
@@ -95,6 +95,7 @@ Settings params_from(const std::string &all, int model_pixels) {
       else if (key == "spgrow") set.pass.grow = float(v);
       else if (key == "spshare") set.pass.max_model_pixels = v * model_pixels;  // a share of the model's input
       else if (key == "spagree") set.pass.min_agreement = v;
+      else if (key == "spunsure") set.pass.max_unsure = v;
       else throw std::runtime_error("unknown parameter " + key);
     }
     start = end + 1;
@@ -427,10 +428,12 @@ int main(int argc, char **argv) {
     return same && aborted ? 0 : 1;
   }
   bool verbose = false, oracle = false;
+  std::string set_suffix;  // "-small": the small-subject composites (prepare.js --set=small)
   std::vector<std::string> sets;
   for (int i = 3; i < argc; i++) {
     if (std::string(argv[i]) == "--verbose") verbose = true;
     else if (std::string(argv[i]) == "--oracle") oracle = true;
+    else if (std::string(argv[i]) == "--set=small") set_suffix = "-small";
     else sets.push_back(argv[i]);
   }
   if (sets.empty()) sets.push_back("");
@@ -438,7 +441,8 @@ int main(int argc, char **argv) {
   const int mw = spec.input_width, mh = spec.input_height;
 
   std::vector<std::string> names;
-  DIR *dir = opendir((kData + "/composites").c_str());
+  const std::string composites = kData + "/composites" + set_suffix;
+  DIR *dir = opendir(composites.c_str());
   if (!dir) throw std::runtime_error("no composites: run bench/quality/prepare.js first");
   while (dirent *e = readdir(dir)) {
     std::string n = e->d_name;
@@ -447,7 +451,7 @@ int main(int argc, char **argv) {
   closedir(dir);
   std::sort(names.begin(), names.end());
 
-  std::string cache = kData + "/cache/" + model_name;
+  std::string cache = kData + "/cache/" + model_name + set_suffix;
   mkdir((kData + "/cache").c_str(), 0755);
   mkdir(cache.c_str(), 0755);
   mkdir((cache + "/crops").c_str(), 0755);
@@ -463,14 +467,14 @@ int main(int argc, char **argv) {
     if (split == "report" && !(index % 2)) continue;
     Case c;
     c.name = name;
-    c.rgb = VImage::new_from_file((kData + "/composites/" + name + ".png").c_str()).copy_memory();
+    c.rgb = VImage::new_from_file((composites + "/" + name + ".png").c_str()).copy_memory();
     if (c.rgb.bands() != 3) throw std::runtime_error(name + ": not RGB");
-    VImage truth = VImage::new_from_file((kData + "/composites/" + name + ".alpha.png").c_str()).extract_band(0);
+    VImage truth = VImage::new_from_file((composites + "/" + name + ".alpha.png").c_str()).extract_band(0);
     size_t n = 0;
     uint8_t *t = static_cast<uint8_t *>(truth.write_to_memory(&n));
     c.truth.assign(t, t + n);
     g_free(t);
-    VImage fg = VImage::new_from_file((kData + "/composites/" + name + ".fg.png").c_str());
+    VImage fg = VImage::new_from_file((composites + "/" + name + ".fg.png").c_str());
     if (fg.bands() != 3) throw std::runtime_error(name + ".fg.png: not RGB");
     uint8_t *f = static_cast<uint8_t *>(fg.write_to_memory(&n));
     c.fg.assign(f, f + n);
@@ -581,10 +585,11 @@ int main(int argc, char **argv) {
                     pass_log.c_str(), s.partial, s.wrong, s.soft);
     }
     std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\tcomposite edge %.3f all %.3f "
-                "(input colours %.3f, true colours %.3f)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
+                "(input colours %.3f%s)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
                 found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1),
-                total.composite_edge / n, total.composite_all / n, total.input_edge / n, total.oracle_edge / n, runs, pasted, ms / n,
+                total.composite_edge / n, total.composite_all / n, total.input_edge / n,
+                oracle ? (", true colours " + std::to_string(total.oracle_edge / n)).c_str() : "", runs, pasted, ms / n,
                 total.partial / n, total.wrong / n, total.soft / n);
     std::fflush(stdout);
   }
