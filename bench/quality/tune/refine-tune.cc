@@ -371,6 +371,35 @@ int main(int argc, char **argv) {
                 "foreground colours %.0f ms\n",
                 model_name.c_str(), rgb.width(), rgb.height(), median(infer_ms), median(plain_ms), median(refine_ms),
                 100 * median(refine_ms) / median(infer_ms), median(colour_ms));
+    // The second pass on this image, as removeBackground runs it (a real inference of the crop):
+    // what it does and its CPU time.
+    {
+      VImage alpha = matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                                         spec.input_height, matte::RefineParams());
+      const matte::SecondPassParams params;
+      matte::SecondPassParams any = params;
+      any.max_model_pixels = 1e18, any.max_unsure = 0;
+      const auto box = matte::second_pass_box(matte, spec.input_width, spec.input_height, rgb.width(), rgb.height(), any);
+      double agreement = -1;
+      auto model_sized = [&](const VImage &crop) {
+        return stretch(crop, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+      };
+      auto infer = [&](const VImage &crop_small) {
+        std::vector<uint8_t> m = model.infer(to_planar(crop_small, spec));
+        agreement = matte::matte_agreement(alpha, m, spec.input_width, spec.input_height, *box);
+        return m;
+      };
+      std::clock_t t0 = std::clock();
+      const matte::SecondPassOutcome outcome = matte::second_pass(rgb, matte, spec.input_width, spec.input_height,
+                                                                  model_sized, infer, params, matte::RefineParams(),
+                                                                  nullptr, alpha);
+      const double pass_ms = ms_since(t0);
+      std::printf("%s: second pass: box %.0f%% of the frame, %s", model_name.c_str(),
+                  box ? 100.0 * box->width * box->height / (double(rgb.width()) * rgb.height()) : 0.0,
+                  outcome == matte::SecondPassOutcome::NotRun ? "not run" : outcome == matte::SecondPassOutcome::Pasted ? "pasted" : "rejected");
+      if (agreement >= 0) std::printf(" (agreement %.2f), %.0f ms of CPU", agreement, pass_ms);
+      std::printf("\n");
+    }
     // Wall time on one thread and on every core (the refinement's full-resolution passes and the
     // plain upscale both use the threads libvips gives the job), and the refined matte with other
     // thread counts, which must be byte-identical to the one-thread matte.
