@@ -569,6 +569,11 @@ int main(int argc, char **argv) {
               model_name.c_str(), split.c_str(), cases.size(), nfound, plain.iou / n, plain.mae / n, plain.edge / n,
               plain_found_edge / std::max(1, nfound), plain.composite_edge / n, plain.composite_all / n,
               plain.partial / n, plain.wrong / n, plain.soft / n);
+  auto oracle_text = [&](double edge) {
+    char text[48] = "";
+    if (oracle) std::snprintf(text, sizeof text, ", true colours %.3f", edge);
+    return std::string(text);
+  };
   for (const std::string &set : sets) {
     const Settings settings = params_from(set, mw * mh);
     Scores total;
@@ -627,7 +632,7 @@ int main(int argc, char **argv) {
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
                 found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1),
                 total.composite_edge / n, total.composite_all / n, total.input_edge / n,
-                oracle ? (", true colours " + std::to_string(total.oracle_edge / n)).c_str() : "", runs, pasted, ms / n,
+                oracle_text(total.oracle_edge / n).c_str(), runs, pasted, ms / n,
                 total.partial / n, total.wrong / n, total.soft / n);
     std::fflush(stdout);
   }
