@@ -48,25 +48,20 @@ typedef uint8_t Bytes16 __attribute__((vector_size(16)));
 typedef double Doubles2 __attribute__((vector_size(16)));
 typedef uint16_t Shorts8 __attribute__((vector_size(16)));
 
-// The low (high) eight bytes of b as 16-bit lanes: interleaved with zeros, in the lane order of a
-// little-endian machine (x86-64, arm64).
+// The eight bytes of b from byte k (0 or 8) as 16-bit lanes: interleaved with zeros, in the lane
+// order of a little-endian machine (x86-64, arm64).
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "foreground.cc widens bytes in little-endian lane order"
 #endif
-inline Shorts8 low_half(Bytes16 b) {
+template <int k>
+inline Shorts8 widen_half(Bytes16 b) {
   const Bytes16 zero = {};
 #if defined(__clang__)
-  return Shorts8(__builtin_shufflevector(b, zero, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+  return Shorts8(__builtin_shufflevector(b, zero, k, k + 16, k + 1, k + 17, k + 2, k + 18, k + 3, k + 19, k + 4, k + 20,
+                                         k + 5, k + 21, k + 6, k + 22, k + 7, k + 23));
 #else
-  return Shorts8(__builtin_shuffle(b, zero, Bytes16{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}));
-#endif
-}
-inline Shorts8 high_half(Bytes16 b) {
-  const Bytes16 zero = {};
-#if defined(__clang__)
-  return Shorts8(__builtin_shufflevector(b, zero, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
-#else
-  return Shorts8(__builtin_shuffle(b, zero, Bytes16{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}));
+  return Shorts8(__builtin_shuffle(b, zero, Bytes16{k, k + 16, k + 1, k + 17, k + 2, k + 18, k + 3, k + 19, k + 4, k + 20,
+                                                    k + 5, k + 21, k + 6, k + 22, k + 7, k + 23}));
 #endif
 }
 
@@ -79,7 +74,7 @@ inline void add_bytes(uint16_t *sum, const uint8_t *bytes, int n) {
     std::memcpy(&b, bytes + j, 16);
     std::memcpy(&s0, sum + j, 16);
     std::memcpy(&s1, sum + j + 8, 16);
-    s0 += low_half(b), s1 += high_half(b);
+    s0 += widen_half<0>(b), s1 += widen_half<8>(b);
     std::memcpy(sum + j, &s0, 16);
     std::memcpy(sum + j + 8, &s1, 16);
   }
