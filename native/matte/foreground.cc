@@ -162,7 +162,7 @@ class CellRowSums {
 };
 
 // The wide window's sums over cells of s x s pixels (ForegroundParams::max_cells): full-size planes
-// of its eight sums would be ~380 MB at 12 MP.
+// of its eight sums would cost many times the image's own memory.
 Grid wide_sums(const uint8_t *rgb, const uint8_t *alpha, int W, int H, const ForegroundParams &p, double totals[kSums],
                Budget *budget) {
   Grid g;
