@@ -5,6 +5,7 @@
 //
 //   node dist/bench/quality/prepare.js                    # verify-or-make bench/quality/data/
 //   node dist/bench/quality/prepare.js --write-checksums  # (re)record the checksums after a recipe change
+//   node dist/bench/quality/prepare.js --set=small        # the small-subject set (recipe.json smallSubjects)
 //
 // sharp composes; this process never loads matte's addon (score.ts does, in its own process).
 import { execFileSync } from 'node:child_process';
@@ -12,11 +13,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { QUALITY_DIR, DATA_DIR, readRecipe, compositeName, type Recipe } from './recipe.js';
+import { DATA_DIR, readRecipe, compositeName, compositeSet, type CompositeSet, type Recipe } from './recipe.js';
 import { prng } from '../common.js';
 
-const CHECKSUMS = join(QUALITY_DIR, 'checksums.json');
 const write = process.argv.includes('--write-checksums');
+const set: CompositeSet = process.argv.includes('--set=small') ? 'small' : 'main';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
@@ -43,6 +44,7 @@ function extract(recipe: Recipe): Record<string, string> {
 async function main(): Promise<void> {
   const recipe = readRecipe();
   const roots = extract(recipe);
+  const { params, dir: out, checksums: CHECKSUMS } = compositeSet(recipe, set);
   const known: Record<string, string> = existsSync(CHECKSUMS) ? JSON.parse(readFileSync(CHECKSUMS, 'utf8')) : {};
   const seen: Record<string, string> = {};
   const check = (key: string, data: Buffer) => {
@@ -53,8 +55,7 @@ async function main(): Promise<void> {
     }
   };
   const [stamps, templates] = recipe.packages.map((p) => roots[p.name]!);
-  const random = prng(recipe.composite.seed);
-  const out = join(DATA_DIR, 'composites');
+  const random = prng(params.seed);
   mkdirSync(out, { recursive: true });
 
   for (const [index, cutout] of recipe.cutouts.entries()) {
@@ -64,14 +65,21 @@ async function main(): Promise<void> {
     check(`source:${cutout}`, fgBytes);
     check(`source:${background}`, bgBytes);
 
-    const fg = await sharp(fgBytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    let fg = await sharp(fgBytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    // The subject takes `subjectShare` of the canvas's longer side; the canvas has the background's
+    // aspect ratio (the photo is cropped, never distorted). Past maxLongSide the cut-out is scaled
+    // down instead (sharp resizes premultiplied: the truth is the scaled cut-out).
+    const longest = Math.max(fg.info.width, fg.info.height);
+    if (params.maxLongSide && longest / params.subjectShare > params.maxLongSide) {
+      const side = Math.round(params.maxLongSide * params.subjectShare);
+      const size = fg.info.width >= fg.info.height ? { width: side } : { height: side };
+      fg = await sharp(fgBytes).ensureAlpha().resize(size).raw().toBuffer({ resolveWithObject: true });
+    }
     const fw = fg.info.width;
     const fh = fg.info.height;
-    // The subject takes `subjectShare` of the canvas's longer side; the canvas has the background's
-    // aspect ratio (the photo is cropped, never distorted).
     const bgMeta = await sharp(bgBytes).metadata();
     const aspect = bgMeta.width! / bgMeta.height!;
-    let width = Math.max(recipe.composite.minLongSide, Math.round(Math.max(fw, fh) / recipe.composite.subjectShare));
+    let width = Math.max(params.minLongSide, Math.round(Math.max(fw, fh) / params.subjectShare));
     let height = Math.round(width / aspect);
     if (height < fh + 8 || width < fw + 8) {
       height = Math.max(height, fh + 16);
@@ -110,10 +118,12 @@ async function main(): Promise<void> {
     writeFileSync(join(out, `${name}.alpha.png`), gt);
   }
 
-  // The 12 MP timing input: the first report composite, scaled to 4000x3000 (JPEG q90, like a photo).
-  const first = compositeName(1, recipe.cutouts[1]!);
-  const big = await sharp(join(out, `${first}.png`)).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
-  writeFileSync(join(DATA_DIR, 'timing-12mp.jpg'), big);
+  if (set === 'main') {
+    // The 12 MP timing input: the first report composite, scaled to 4000x3000 (JPEG q90, like a photo).
+    const first = compositeName(1, recipe.cutouts[1]!);
+    const big = await sharp(join(out, `${first}.png`)).resize(4000, 3000, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
+    writeFileSync(join(DATA_DIR, 'timing-12mp.jpg'), big);
+  }
 
   if (write) {
     writeFileSync(CHECKSUMS, JSON.stringify(seen, null, 1) + '\n');

@@ -3,12 +3,32 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+export interface CompositeParams {
+  subjectShare: number;
+  minLongSide: number;
+  /** The canvas's longer side at most (the cut-out scaled down to keep its share). */
+  maxLongSide?: number;
+  seed: number;
+}
+
 export interface Recipe {
   about: string;
   packages: { name: string; version: string; root: string }[];
-  composite: { subjectShare: number; minLongSide: number; seed: number; split: string };
+  composite: CompositeParams & { split: string };
+  smallSubjects: CompositeParams & { about: string };
   cutouts: string[];
   backgrounds: string[];
+}
+
+/** The composite sets: the main one, and one with small subjects (recipe.json `smallSubjects`). */
+export type CompositeSet = 'main' | 'small';
+
+/** A set's parameters, directory of composites and checksum file. */
+export function compositeSet(recipe: Recipe, set: CompositeSet): { params: CompositeParams; dir: string; checksums: string } {
+  if (set === 'small') {
+    return { params: recipe.smallSubjects, dir: join(DATA_DIR, 'composites-small'), checksums: join(QUALITY_DIR, 'checksums-small.json') };
+  }
+  return { params: recipe.composite, dir: join(DATA_DIR, 'composites'), checksums: join(QUALITY_DIR, 'checksums.json') };
 }
 
 /** bench/quality in the source tree (this file runs from dist/bench/quality). */

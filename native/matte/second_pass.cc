@@ -1,5 +1,9 @@
 #include "second_pass.h"
 
+#include "../budget.h"
+#include "../huge_pages.h"
+#include "refine.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +20,11 @@ std::optional<SubjectBox> second_pass_box(const std::vector<uint8_t> &matte, int
         y0 = std::min(y0, y), y1 = std::max(y1, y);
       }
   if (x1 < 0) return std::nullopt;
+  if (p.max_unsure > 0) {
+    size_t subject = 0, unsure = 0;
+    for (uint8_t v : matte) subject += v >= 128, unsure += v > 25 && v < 230;
+    if (double(unsure) > p.max_unsure * double(subject)) return std::nullopt;
+  }
   // Model pixel x covers full-resolution columns [x * W / mw, (x + 1) * W / mw).
   const double sx = double(W) / mw, sy = double(H) / mh;
   double left = x0 * sx, right = (x1 + 1) * sx, top = y0 * sy, bottom = (y1 + 1) * sy;
@@ -52,6 +61,25 @@ double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &pa
     }
   }
   return either ? double(both) / double(either) : 1.0;
+}
+
+SecondPassOutcome second_pass(const vips::VImage &image, const std::vector<uint8_t> &matte, int mw, int mh,
+                              const std::function<vips::VImage(const vips::VImage &)> &model_sized,
+                              const std::function<std::vector<uint8_t>(const vips::VImage &)> &infer,
+                              const SecondPassParams &params, const RefineParams &refine, Budget *budget,
+                              vips::VImage &alpha) {
+  const std::optional<SubjectBox> box = second_pass_box(matte, mw, mh, image.width(), image.height(), params);
+  if (!box) return SecondPassOutcome::NotRun;
+  const vips::VImage crop = copy_to_memory(image.crop(box->left, box->top, box->width, box->height));
+  const vips::VImage small = model_sized(crop);
+  if (budget) budget->check();
+  const std::vector<uint8_t> crop_matte = infer(small);
+  if (matte_agreement(alpha, crop_matte, mw, mh, *box) < params.min_agreement) return SecondPassOutcome::Rejected;
+  if (budget) budget->check();
+  const vips::VImage refined =
+      refine_matte(crop, static_cast<const uint8_t *>(small.data()), crop_matte, mw, mh, refine, budget);
+  paste_matte(alpha, refined, *box);
+  return SecondPassOutcome::Pasted;
 }
 
 }  // namespace matte

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -12,13 +13,17 @@
 
 namespace matte {
 
+class Budget;
+struct RefineParams;
+
 struct SecondPassParams {
   // The subject: model pixels with alpha >= `threshold` (0..255); all of them, however many
-  // subjects, share one box.
-  int threshold = 128;
+  // subjects, share one box. Its sure part, not its haze: a tighter box gives the subject more of
+  // the model's input.
+  int threshold = 192;
   // The box grows by this share of its width (height) on each side, within the frame: the model
   // sees some background around the subject.
-  float grow = 0.15f;
+  float grow = 0.1f;
   // The second pass runs only when the grown box covers fewer model pixels than this (its share
   // of the frame times the model's input): under 80% of the frame for a 320x320 model, under 8%
   // for a 1024x1024 one, whose subjects already get many model pixels.
@@ -27,6 +32,10 @@ struct SecondPassParams {
   // least this much: a crop that lost the subject's context finds another one. Judged at the
   // model's size, so a rejected crop is not refined.
   double min_agreement = 0.8;
+  // No second pass when the model's matte has more than this many unsure pixels (between 10% and
+  // 90%) per pixel of subject (>= 50%): it has not settled on a subject, and a crop around its
+  // guess finds another one.
+  double max_unsure = 2;
 };
 
 /** A rectangle of the full-resolution image. */
@@ -52,5 +61,20 @@ void paste_matte(vips::VImage &alpha, const vips::VImage &part, const SubjectBox
  */
 double matte_agreement(const vips::VImage &alpha, const std::vector<uint8_t> &part, int part_width, int part_height,
                        const SubjectBox &box);
+
+/** What the second pass did (the quality bench counts them). */
+enum class SecondPassOutcome { NotRun, Rejected, Pasted };
+
+/**
+ * The second pass on `alpha` (the refined matte of `image`, in memory) from `matte` (the model's
+ * matte of the whole frame, model_width x model_height): with a small subject, `infer` gives the
+ * model's matte of the crop around it (from the crop's model-size image, `model_sized`), which is
+ * refined at the crop's full resolution and pasted into `alpha` when it agrees with it.
+ */
+SecondPassOutcome second_pass(const vips::VImage &image, const std::vector<uint8_t> &matte, int model_width,
+                              int model_height, const std::function<vips::VImage(const vips::VImage &)> &model_sized,
+                              const std::function<std::vector<uint8_t>(const vips::VImage &)> &infer,
+                              const SecondPassParams &params, const RefineParams &refine, Budget *budget,
+                              vips::VImage &alpha);
 
 }  // namespace matte

@@ -109,11 +109,11 @@ static VImage with_alpha(const VImage &rgb, const VImage &alpha) {
 static VImage with_colours(const VImage &image, const VImage &alpha, const Step &step, Budget &budget) {
   if (!step.refine) return with_alpha(image, alpha);
   const VImage matte = alpha.copy_memory();  // a reference when it already is
-  VImage colour = new_memory_image(image.width(), image.height(), 3, VIPS_FORMAT_UCHAR);
+  VImage cutout = new_memory_image(image.width(), image.height(), 4, VIPS_FORMAT_UCHAR);
   estimate_foreground(static_cast<const uint8_t *>(image.data()), static_cast<const uint8_t *>(matte.data()),
-                      image.width(), image.height(), VIPS_IMAGE_ADDR(colour.get_image(), 0, 0), ForegroundParams(),
+                      image.width(), image.height(), VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0), ForegroundParams(),
                       &budget);
-  return with_alpha(colour, matte);
+  return cutout.copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
 // The model-size image the model reads, stretched from `rgb` (any size).
@@ -126,19 +126,10 @@ static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
 static void second_pass(const VImage &image, const std::vector<uint8_t> &matte, const Model &model,
                         const Step &step, Budget &budget, VImage &alpha) {
   const ModelSpec &spec = model.spec();
-  const SecondPassParams params;
-  std::optional<SubjectBox> box =
-      second_pass_box(matte, spec.input_width, spec.input_height, image.width(), image.height(), params);
-  if (!box) return;
-  const VImage crop = copy_to_memory(image.crop(box->left, box->top, box->width, box->height));
-  const VImage small = model_sized(crop, spec);
-  budget.check();
-  const std::vector<uint8_t> crop_matte = model_matte(small, model, step.tta, budget);
-  if (matte_agreement(alpha, crop_matte, spec.input_width, spec.input_height, *box) < params.min_agreement) return;
-  budget.check();
-  const VImage refined = refine_matte(crop, static_cast<const uint8_t *>(small.data()), crop_matte, spec.input_width,
-                                      spec.input_height, RefineParams(), &budget);
-  paste_matte(alpha, refined, *box);
+  second_pass(
+      image, matte, spec.input_width, spec.input_height, [&](const VImage &crop) { return model_sized(crop, spec); },
+      [&](const VImage &small) { return model_matte(small, model, step.tta, budget); }, SecondPassParams(),
+      RefineParams(), &budget, alpha);
 }
 
 // The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.

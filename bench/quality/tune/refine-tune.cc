@@ -1,12 +1,14 @@
 // The refinement's parameter search, fast: the model runs once per composite (its input image and
-// matte are cached in bench/quality/data/cache/MODEL/), then native/matte/refine.cc runs on the
-// cache with every parameter set given, scored as bench/quality/score.ts scores (IoU at 0.5, MAE,
-// edge-band MAE, the same edge band). The same code as the addon (refine.cc, model.cc), the same
-// resampling (libvips Lanczos 3 down to the model, linear up for the plain matte); what it leaves
-// out is the PNG decoding and encoding. Final figures come from score.ts, never from here.
+// matte are cached in bench/quality/data/cache/MODEL/, as are the second pass's crops), then the
+// addon's refinement runs on the cache with every parameter set given (refine.cc, the second pass
+// of second_pass.cc, the cut-out's colours of foreground.cc), scored as bench/quality/score.ts
+// scores (IoU at 0.5, MAE, edge-band MAE, the same edge band, the composite over flat
+// backgrounds). The same code as the addon, the same resampling (libvips Lanczos 3 down to the
+// model, linear up for the plain matte); what it leaves out is the PNG decoding and encoding and
+// the shrink-on-load of a JPEG's model input. Final figures come from score.ts, never from here.
 //
 //   sh bench/quality/tune/build.sh
-//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] ['' 'key=v,key=v' ...]
+//   node dist/bench/quality/tune/refine-tune.js MODEL SPLIT [--verbose] [--oracle] [--set=small] ['' 'key=v,...' ...]
 //   node dist/bench/quality/tune/refine-tune.js MODEL --time=IMAGE     # the refinement's own cost on IMAGE
 // (refine-tune.ts reads MODEL's entry from models/registry.json and passes it to this binary.)
 //
@@ -14,8 +16,11 @@
 // the defaults). The product never reads such a set: only this tool, built on its own, does.
 #include "../../../native/budget.h"
 #include "../../../native/errors.h"
+#include "../../../native/huge_pages.h"
+#include "../../../native/matte/foreground.h"
 #include "../../../native/matte/model.h"
 #include "../../../native/matte/refine.h"
+#include "../../../native/matte/second_pass.h"
 
 #include <vips/vips8>
 
@@ -34,6 +39,8 @@
 #include <string>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using vips::VImage;
@@ -42,10 +49,19 @@ namespace {
 
 const std::string kData = "bench/quality/data";
 
-// A parameter set of the search, 'key=value,...' over refine.h's RefineParams; a value out of its
-// range is brought back into it, never trusted.
-matte::RefineParams params_from(const std::string &all) {
-  matte::RefineParams p;
+// A parameter set of the search, 'key=value,...' over refine.h's RefineParams, foreground.h's
+// ForegroundParams and second_pass.h's SecondPassParams; a value out of its range is brought back
+// into it, never trusted.
+struct Settings {
+  matte::RefineParams refine;
+  matte::ForegroundParams colours;
+  matte::SecondPassParams pass;
+  bool second_pass = true;
+};
+
+Settings params_from(const std::string &all, int model_pixels) {
+  Settings set;
+  matte::RefineParams &p = set.refine;
   size_t start = 0;
   while (start < all.size()) {
     size_t end = all.find(',', start);
@@ -55,7 +71,7 @@ matte::RefineParams params_from(const std::string &all) {
     if (eq != std::string::npos) {
       std::string key = item.substr(0, eq);
       double v = std::atof(item.c_str() + eq + 1);
-      if (!std::isfinite(v) || std::fabs(v) > 1e6) v = 0;
+      if (!std::isfinite(v) || std::fabs(v) > 1e9) v = 0;
       if (key == "low") p.band_low = float(v);
       else if (key == "high") p.band_high = float(v);
       else if (key == "grow") p.grow = int(v);
@@ -71,6 +87,15 @@ matte::RefineParams params_from(const std::string &all) {
       else if (key == "ewide") p.edge.wide = int(v);
       else if (key == "floor") p.floor = int(v);
       else if (key == "ceiling") p.ceiling = int(v);
+      else if (key == "fwide") set.colours.wide = int(v);
+      else if (key == "fnarrow") set.colours.narrow = int(v);
+      else if (key == "fcells") set.colours.max_cells = v;
+      else if (key == "sp") set.second_pass = v != 0;
+      else if (key == "spthreshold") set.pass.threshold = int(v);
+      else if (key == "spgrow") set.pass.grow = float(v);
+      else if (key == "spshare") set.pass.max_model_pixels = v * model_pixels;  // a share of the model's input
+      else if (key == "spagree") set.pass.min_agreement = v;
+      else if (key == "spunsure") set.pass.max_unsure = v;
       else throw std::runtime_error("unknown parameter " + key);
     }
     start = end + 1;
@@ -90,7 +115,13 @@ matte::RefineParams params_from(const std::string &all) {
   p.edge.wide = std::clamp(p.edge.wide, 1, 8);
   p.floor = std::clamp(p.floor, 0, 255);
   p.ceiling = std::clamp(p.ceiling, p.floor, 255);
-  return p;
+  set.colours.wide = std::clamp(set.colours.wide, 1, 1000);
+  set.colours.narrow = std::clamp(set.colours.narrow, 1, 50);
+  set.colours.max_cells = std::clamp(set.colours.max_cells, 1.0, 1e8);
+  set.pass.threshold = std::clamp(set.pass.threshold, 1, 255);
+  set.pass.grow = std::clamp(set.pass.grow, 0.0f, 10.0f);
+  set.pass.min_agreement = std::clamp(set.pass.min_agreement, 0.0, 1.0);
+  return set;
 }
 
 // As native/steps/remove_background.cc.
@@ -182,7 +213,7 @@ std::vector<uint8_t> edge_band(const uint8_t *t, int w, int h, int r) {
 struct Case {
   std::string name;
   VImage rgb;
-  std::vector<uint8_t> small, matte, truth, band;
+  std::vector<uint8_t> small, matte, truth, band, fg;  // fg: the true foreground colours (RGB)
 };
 
 struct Scores {
@@ -190,6 +221,15 @@ struct Scores {
   // Of the edge-band error sum (as shares of the band's pixel count): where the truth is partial;
   // where it is 0 or 255 and the prediction is on the wrong side of 128; on the right side.
   double partial = 0, wrong = 0, soft = 0;
+  // The cut-out over black, white and green against the truth over the same (metrics.ts
+  // compositeScore): in the edge band and over the whole image; and with the input's colours.
+  double composite_edge = 0, composite_all = 0, input_edge = 0, oracle_edge = 0;
+  Scores &operator+=(const Scores &o) {
+    iou += o.iou, mae += o.mae, edge += o.edge, partial += o.partial, wrong += o.wrong, soft += o.soft;
+    composite_edge += o.composite_edge, composite_all += o.composite_all, input_edge += o.input_edge;
+    oracle_edge += o.oracle_edge;
+    return *this;
+  }
 };
 Scores score(const uint8_t *p, const Case &c) {
   long inter = 0, uni = 0, bandCount = 0;
@@ -208,8 +248,72 @@ Scores score(const uint8_t *p, const Case &c) {
     }
   }
   const double bn = std::max(1L, bandCount);
-  return {uni ? double(inter) / uni : 1, sum / c.truth.size(), bandCount ? bandSum / bandCount : 0,
-          partial / bn, wrong / bn, soft / bn};
+  Scores s;
+  s.iou = uni ? double(inter) / uni : 1, s.mae = sum / c.truth.size(), s.edge = bandCount ? bandSum / bandCount : 0;
+  s.partial = partial / bn, s.wrong = wrong / bn, s.soft = soft / bn;
+  return s;
+}
+
+// As metrics.ts compositeScore: colours `rgb` (stride bytes a pixel) with `alpha` over each flat
+// background against the truth; {edge band, whole image}.
+std::pair<double, double> composite(const uint8_t *rgb, int stride, const uint8_t *alpha, const Case &c) {
+  static const int backgrounds[3][3] = {{0, 0, 0}, {255, 255, 255}, {0, 255, 0}};
+  double sum = 0, band_sum = 0;
+  long band_count = 0;
+  for (size_t i = 0; i < c.truth.size(); i++) {
+    const double a = alpha[i] / 255.0, t = c.truth[i] / 255.0;
+    double d = 0;
+    for (const auto &bg : backgrounds)
+      for (int ch = 0; ch < 3; ch++)
+        d += std::fabs(a * rgb[i * stride + ch] + (1 - a) * bg[ch] - (t * c.fg[i * 3 + ch] + (1 - t) * bg[ch]));
+    d /= 9;
+    sum += d;
+    if (c.band[i]) band_sum += d, band_count++;
+  }
+  return {band_count ? band_sum / band_count : 0, sum / c.truth.size()};
+}
+
+// For the log: features of the model's matte that might tell a crop's worth before running it:
+// its unsure pixels (between 10% and 90%) per pixel of subject (>= 50%), the components of the
+// subject (4-connected) and the largest one's share of it.
+std::string matte_features(const std::vector<uint8_t> &m, int w, int h) {
+  long subject = 0, unsure = 0;
+  for (uint8_t v : m) subject += v >= 128, unsure += v > 25 && v < 230;
+  std::vector<int> label(m.size(), 0);
+  int components = 0;
+  long largest = 0;
+  std::vector<int> stack;
+  for (size_t i = 0; i < m.size(); i++) {
+    if (m[i] < 128 || label[i]) continue;
+    components++;
+    long size = 0;
+    stack.push_back(int(i));
+    label[i] = components;
+    while (!stack.empty()) {
+      const int j = stack.back();
+      stack.pop_back();
+      size++;
+      const int x = j % w, y = j / w;
+      const int next[4][2] = {{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}};
+      for (const auto &q : next) {
+        if (q[0] < 0 || q[0] >= w || q[1] < 0 || q[1] >= h) continue;
+        const int k = q[1] * w + q[0];
+        if (m[k] >= 128 && !label[k]) label[k] = components, stack.push_back(k);
+      }
+    }
+    largest = std::max(largest, size);
+  }
+  char text[128];
+  std::snprintf(text, sizeof text, "unsure/subject %.2f components %d largest %.2f", subject ? double(unsure) / subject : 0.0,
+                components, subject ? double(largest) / subject : 0.0);
+  return text;
+}
+
+// FNV-1a of a buffer: the name of a cached crop inference.
+uint64_t fnv1a(const uint8_t *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
 }
 
 }  // namespace
@@ -238,7 +342,7 @@ int main(int argc, char **argv) {
     if (rgb.bands() != 3) rgb = rgb.extract_band(0, VImage::option()->set("n", 3)).copy_memory();
     VImage small = stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
     std::vector<uint8_t> matte;
-    std::vector<double> infer_ms, plain_ms, refine_ms;
+    std::vector<double> infer_ms, plain_ms, refine_ms, colour_ms;
     // CPU time of this process (libvips runs on one thread here, see vips_concurrency_set): less
     // disturbed by the other work on a shared machine than the wall clock.
     auto ms_since = [](std::clock_t start) { return 1000.0 * double(std::clock() - start) / CLOCKS_PER_SEC; };
@@ -252,14 +356,50 @@ int main(int argc, char **argv) {
       stretch(VImage(m), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
       plain_ms.push_back(ms_since(t0));
       t0 = std::clock();
-      matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
-                          spec.input_height, matte::RefineParams());
+      const VImage alpha = matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                                               spec.input_height, matte::RefineParams());
       refine_ms.push_back(ms_since(t0));
+      t0 = std::clock();
+      VImage colour = matte::new_memory_image(rgb.width(), rgb.height(), 4, VIPS_FORMAT_UCHAR);
+      matte::estimate_foreground(static_cast<const uint8_t *>(rgb.data()), static_cast<const uint8_t *>(alpha.data()),
+                                 rgb.width(), rgb.height(), VIPS_IMAGE_ADDR(colour.get_image(), 0, 0),
+                                 matte::ForegroundParams());
+      colour_ms.push_back(ms_since(t0));
     }
     auto median = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[1]; };
-    std::printf("%s %dx%d (CPU time): inference %.0f ms, plain upscale %.0f ms, refine %.0f ms (%.1f%% of inference)\n",
+    std::printf("%s %dx%d (CPU time): inference %.0f ms, plain upscale %.0f ms, refine %.0f ms (%.1f%% of inference), "
+                "foreground colours %.0f ms\n",
                 model_name.c_str(), rgb.width(), rgb.height(), median(infer_ms), median(plain_ms), median(refine_ms),
-                100 * median(refine_ms) / median(infer_ms));
+                100 * median(refine_ms) / median(infer_ms), median(colour_ms));
+    // The second pass on this image, as removeBackground runs it (a real inference of the crop):
+    // what it does and its CPU time.
+    {
+      VImage alpha = matte::refine_matte(rgb, static_cast<const uint8_t *>(small.data()), matte, spec.input_width,
+                                         spec.input_height, matte::RefineParams());
+      const matte::SecondPassParams params;
+      matte::SecondPassParams any = params;
+      any.max_model_pixels = 1e18, any.max_unsure = 0;
+      const auto box = matte::second_pass_box(matte, spec.input_width, spec.input_height, rgb.width(), rgb.height(), any);
+      double agreement = -1;
+      auto model_sized = [&](const VImage &crop) {
+        return stretch(crop, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+      };
+      auto infer = [&](const VImage &crop_small) {
+        std::vector<uint8_t> m = model.infer(to_planar(crop_small, spec));
+        agreement = matte::matte_agreement(alpha, m, spec.input_width, spec.input_height, *box);
+        return m;
+      };
+      std::clock_t t0 = std::clock();
+      const matte::SecondPassOutcome outcome = matte::second_pass(rgb, matte, spec.input_width, spec.input_height,
+                                                                  model_sized, infer, params, matte::RefineParams(),
+                                                                  nullptr, alpha);
+      const double pass_ms = ms_since(t0);
+      std::printf("%s: second pass: box %.0f%% of the frame, %s", model_name.c_str(),
+                  box ? 100.0 * box->width * box->height / (double(rgb.width()) * rgb.height()) : 0.0,
+                  outcome == matte::SecondPassOutcome::NotRun ? "not run" : outcome == matte::SecondPassOutcome::Pasted ? "pasted" : "rejected");
+      if (agreement >= 0) std::printf(" (agreement %.2f), %.0f ms of CPU", agreement, pass_ms);
+      std::printf("\n");
+    }
     // Wall time on one thread and on every core (the refinement's full-resolution passes and the
     // plain upscale both use the threads libvips gives the job), and the refined matte with other
     // thread counts, which must be byte-identical to the one-thread matte.
@@ -287,19 +427,28 @@ int main(int argc, char **argv) {
       std::printf("%s (wall time, %d thread%s): plain upscale %.0f ms, refine %.0f ms\n", model_name.c_str(), threads,
                   threads == 1 ? "" : "s", median(plain_wall), median(refine_wall));
     }
+    // The cut-out (colours and matte) of a refined matte, as removeBackground makes it.
+    auto cut_out = [&](const VImage &alpha) {
+      VImage out = matte::new_memory_image(rgb.width(), rgb.height(), 4, VIPS_FORMAT_UCHAR);
+      matte::estimate_foreground(static_cast<const uint8_t *>(rgb.data()), static_cast<const uint8_t *>(alpha.data()),
+                                 rgb.width(), rgb.height(), VIPS_IMAGE_ADDR(out.get_image(), 0, 0),
+                                 matte::ForegroundParams());
+      return out;
+    };
     vips_concurrency_set(1);
-    VImage one = refined();
+    VImage one = refined(), one_cutout = cut_out(one);
     const size_t bytes = size_t(one.width()) * one.height();
     bool same = true;
     for (int threads : {2, 3, 5, 8}) {
       vips_concurrency_set(threads);
       VImage other = refined();
-      if (std::memcmp(one.data(), other.data(), bytes) != 0) {
-        std::printf("%s: the matte with %d threads differs from the one-thread matte\n", model_name.c_str(), threads);
+      if (std::memcmp(one.data(), other.data(), bytes) != 0 ||
+          std::memcmp(one_cutout.data(), cut_out(other).data(), bytes * 4) != 0) {
+        std::printf("%s: the cut-out with %d threads differs from the one-thread cut-out\n", model_name.c_str(), threads);
         same = false;
       }
     }
-    if (same) std::printf("%s: the matte with 2, 3, 5 and 8 threads is byte-identical to the one-thread matte\n",
+    if (same) std::printf("%s: the matte and cut-out with 2, 3, 5 and 8 threads are byte-identical to one thread's\n",
                           model_name.c_str());
     // A job stopped before (or during) the refinement: its bands poll the budget and it throws.
     matte::Budget stopped;
@@ -316,10 +465,13 @@ int main(int argc, char **argv) {
                 aborted ? "throws aborted" : "did NOT stop");
     return same && aborted ? 0 : 1;
   }
-  bool verbose = false;
+  bool verbose = false, oracle = false;
+  std::string set_suffix;  // "-small": the small-subject composites (prepare.js --set=small)
   std::vector<std::string> sets;
   for (int i = 3; i < argc; i++) {
     if (std::string(argv[i]) == "--verbose") verbose = true;
+    else if (std::string(argv[i]) == "--oracle") oracle = true;
+    else if (std::string(argv[i]) == "--set=small") set_suffix = "-small";
     else sets.push_back(argv[i]);
   }
   if (sets.empty()) sets.push_back("");
@@ -327,7 +479,8 @@ int main(int argc, char **argv) {
   const int mw = spec.input_width, mh = spec.input_height;
 
   std::vector<std::string> names;
-  DIR *dir = opendir((kData + "/composites").c_str());
+  const std::string composites = kData + "/composites" + set_suffix;
+  DIR *dir = opendir(composites.c_str());
   if (!dir) throw std::runtime_error("no composites: run bench/quality/prepare.js first");
   while (dirent *e = readdir(dir)) {
     std::string n = e->d_name;
@@ -336,10 +489,15 @@ int main(int argc, char **argv) {
   closedir(dir);
   std::sort(names.begin(), names.end());
 
-  std::string cache = kData + "/cache/" + model_name;
+  std::string cache = kData + "/cache/" + model_name + set_suffix;
   mkdir((kData + "/cache").c_str(), 0755);
   mkdir(cache.c_str(), 0755);
+  mkdir((cache + "/crops").c_str(), 0755);
   std::unique_ptr<matte::Model> model;
+  auto the_model = [&]() -> matte::Model & {
+    if (!model) model = std::make_unique<matte::Model>(spec);
+    return *model;
+  };
   std::vector<Case> cases;
   for (const std::string &name : names) {
     int index = std::atoi(name.c_str());
@@ -347,27 +505,46 @@ int main(int argc, char **argv) {
     if (split == "report" && !(index % 2)) continue;
     Case c;
     c.name = name;
-    c.rgb = VImage::new_from_file((kData + "/composites/" + name + ".png").c_str()).copy_memory();
+    c.rgb = VImage::new_from_file((composites + "/" + name + ".png").c_str()).copy_memory();
     if (c.rgb.bands() != 3) throw std::runtime_error(name + ": not RGB");
-    VImage truth = VImage::new_from_file((kData + "/composites/" + name + ".alpha.png").c_str()).extract_band(0);
+    VImage truth = VImage::new_from_file((composites + "/" + name + ".alpha.png").c_str()).extract_band(0);
     size_t n = 0;
     uint8_t *t = static_cast<uint8_t *>(truth.write_to_memory(&n));
     c.truth.assign(t, t + n);
     g_free(t);
+    VImage fg = VImage::new_from_file((composites + "/" + name + ".fg.png").c_str());
+    if (fg.bands() != 3) throw std::runtime_error(name + ".fg.png: not RGB");
+    uint8_t *f = static_cast<uint8_t *>(fg.write_to_memory(&n));
+    c.fg.assign(f, f + n);
+    g_free(f);
     c.band = edge_band(c.truth.data(), c.rgb.width(), c.rgb.height(), 4);
     c.small = read_file(cache + "/" + name + ".small");
     c.matte = read_file(cache + "/" + name + ".matte");
     if (c.small.size() != size_t(mw) * mh * 3 || c.matte.size() != size_t(mw) * mh) {
-      if (!model) model = std::make_unique<matte::Model>(spec);
       VImage small = stretch(c.rgb, mw, mh, VIPS_KERNEL_LANCZOS3).copy_memory();
       const uint8_t *s = static_cast<const uint8_t *>(small.data());
       c.small.assign(s, s + size_t(mw) * mh * 3);
-      c.matte = model->infer(to_planar(small, spec));
+      c.matte = the_model().infer(to_planar(small, spec));
       write_file(cache + "/" + name + ".small", c.small.data(), c.small.size());
       write_file(cache + "/" + name + ".matte", c.matte.data(), c.matte.size());
     }
     cases.push_back(std::move(c));
   }
+
+  // The model's matte of a crop's model-size image, cached by the image's bytes.
+  auto crop_inference = [&](const VImage &small) {
+    const uint8_t *s = static_cast<const uint8_t *>(small.data());
+    const size_t bytes = size_t(mw) * mh * 3;
+    char key[32];
+    std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(s, bytes)));
+    const std::string file = cache + "/crops/" + key + ".matte";
+    std::vector<uint8_t> matte = read_file(file);
+    if (matte.size() == size_t(mw) * mh) return matte;
+    matte = the_model().infer(to_planar(small, spec));
+    write_file(file, matte.data(), matte.size());
+    return matte;
+  };
+  auto model_sized = [&](const VImage &crop) { return stretch(crop, mw, mh, VIPS_KERNEL_LANCZOS3).copy_memory(); };
 
   // The plain matte (refine off) and which composites the model found (IoU >= 0.9).
   Scores plain;
@@ -377,37 +554,85 @@ int main(int argc, char **argv) {
   for (const Case &c : cases) {
     VipsImage *m = vips_image_new_from_memory_copy(c.matte.data(), c.matte.size(), mw, mh, 1, VIPS_FORMAT_UCHAR);
     VImage up = stretch(VImage(m), c.rgb.width(), c.rgb.height(), VIPS_KERNEL_LINEAR).copy_memory();
-    Scores s = score(static_cast<const uint8_t *>(up.data()), c);
-    plain.iou += s.iou, plain.mae += s.mae, plain.edge += s.edge;
-    plain.partial += s.partial, plain.wrong += s.wrong, plain.soft += s.soft;
+    const uint8_t *alpha = static_cast<const uint8_t *>(up.data());
+    Scores s = score(alpha, c);
+    std::tie(s.composite_edge, s.composite_all) = composite(static_cast<const uint8_t *>(c.rgb.data()), 3, alpha, c);
+    s.input_edge = s.composite_edge;
+    plain += s;
     found.push_back(s.iou >= 0.9);
     if (s.iou >= 0.9) plain_found_edge += s.edge, nfound++;
-    if (verbose) std::printf("  plain %s\tIoU %.3f\tMAE %.2f\tedge %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge);
+    if (verbose) std::printf("  plain %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tcomposite edge %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge, s.composite_edge);
   }
   const double n = double(cases.size());
   std::printf("%s %s: %zu composites, %d found\nplain\tIoU %.4f\tMAE %.2f\tedge %.2f\tfound-edge %.2f\t"
-              "(partial %.2f wrong %.2f soft %.2f)\n",
+              "composite edge %.2f all %.2f\t(partial %.2f wrong %.2f soft %.2f)\n",
               model_name.c_str(), split.c_str(), cases.size(), nfound, plain.iou / n, plain.mae / n, plain.edge / n,
-              plain_found_edge / std::max(1, nfound), plain.partial / n, plain.wrong / n, plain.soft / n);
+              plain_found_edge / std::max(1, nfound), plain.composite_edge / n, plain.composite_all / n,
+              plain.partial / n, plain.wrong / n, plain.soft / n);
+  auto oracle_text = [&](double edge) {
+    char text[48] = "";
+    if (oracle) std::snprintf(text, sizeof text, ", true colours %.3f", edge);
+    return std::string(text);
+  };
   for (const std::string &set : sets) {
-    matte::RefineParams params = params_from(set);
+    const Settings settings = params_from(set, mw * mh);
     Scores total;
     double found_edge = 0, ms = 0;
+    int runs = 0, pasted = 0;
     for (size_t k = 0; k < cases.size(); k++) {
       const Case &c = cases[k];
       auto start = std::chrono::steady_clock::now();
-      VImage out = matte::refine_matte(c.rgb, c.small.data(), c.matte, mw, mh, params);
+      VImage alpha = matte::refine_matte(c.rgb, c.small.data(), c.matte, mw, mh, settings.refine);
+      // For the log: the second pass's box (its share of the frame) and the crop's agreement.
+      std::string pass_log;
+      if (verbose && settings.second_pass) {
+        matte::SecondPassParams any = settings.pass;
+        any.max_model_pixels = 1e18;
+        if (auto box = matte::second_pass_box(c.matte, mw, mh, c.rgb.width(), c.rgb.height(), any)) {
+          const double share = double(box->width) * box->height / (double(c.rgb.width()) * c.rgb.height());
+          const VImage small = model_sized(c.rgb.crop(box->left, box->top, box->width, box->height));
+          const std::vector<uint8_t> crop = crop_inference(small);
+          char text[96];
+          std::snprintf(text, sizeof text, "box %.2f agreement %.2f ", share, matte::matte_agreement(alpha, crop, mw, mh, *box));
+          pass_log = text + matte_features(c.matte, mw, mh) + " crop " + matte_features(crop, mw, mh);
+        }
+      }
+      matte::SecondPassOutcome outcome = matte::SecondPassOutcome::NotRun;
+      if (settings.second_pass)
+        outcome = matte::second_pass(c.rgb, c.matte, mw, mh, model_sized, crop_inference, settings.pass,
+                                     settings.refine, nullptr, alpha);
+      runs += outcome != matte::SecondPassOutcome::NotRun, pasted += outcome == matte::SecondPassOutcome::Pasted;
+      VImage cutout = matte::new_memory_image(c.rgb.width(), c.rgb.height(), 4, VIPS_FORMAT_UCHAR);
+      const uint8_t *a = static_cast<const uint8_t *>(alpha.data());
+      matte::estimate_foreground(static_cast<const uint8_t *>(c.rgb.data()), a, c.rgb.width(), c.rgb.height(),
+                                 VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0), settings.colours);
       ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      Scores s = score(static_cast<const uint8_t *>(out.data()), c);
-      total.iou += s.iou, total.mae += s.mae, total.edge += s.edge;
-      total.partial += s.partial, total.wrong += s.wrong, total.soft += s.soft;
+      Scores s = score(a, c);
+      std::tie(s.composite_edge, s.composite_all) = composite(VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0), 4, a, c);
+      s.input_edge = composite(static_cast<const uint8_t *>(c.rgb.data()), 3, a, c).first;
+      if (oracle) {
+        // The true foreground colours wherever the truth has any subject: what a perfect colour
+        // estimate would reach with this matte.
+        uint8_t *rgba = VIPS_IMAGE_ADDR(cutout.get_image(), 0, 0);
+        for (size_t i = 0; i < c.truth.size(); i++)
+          if (c.truth[i]) std::memcpy(rgba + i * 4, &c.fg[i * 3], 3);
+        s.oracle_edge = composite(rgba, 4, a, c).first;
+      }
+      total += s;
       if (found[k]) found_edge += s.edge;
-      if (verbose) std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tpartial %.2f wrong %.2f soft %.2f\n", c.name.c_str(), s.iou, s.mae, s.edge, s.partial, s.wrong, s.soft);
+      if (verbose)
+        std::printf("  %s\tIoU %.3f\tMAE %.2f\tedge %.2f\tcomposite edge %.2f (input colours %.2f)\tpass %s %s\t"
+                    "partial %.2f wrong %.2f soft %.2f\n",
+                    c.name.c_str(), s.iou, s.mae, s.edge, s.composite_edge, s.input_edge,
+                    outcome == matte::SecondPassOutcome::NotRun ? "-" : outcome == matte::SecondPassOutcome::Pasted ? "pasted" : "rejected",
+                    pass_log.c_str(), s.partial, s.wrong, s.soft);
     }
-    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\t%.1f ms/image\t"
-                "(partial %.2f wrong %.2f soft %.2f)\n",
+    std::printf("[%s]\tIoU %.4f\tMAE %.2f\tedge %.2f (%+.1f%%)\tfound-edge %.2f (%+.1f%%)\tcomposite edge %.3f all %.3f "
+                "(input colours %.3f%s)\tsecond pass %d run, %d pasted\t%.1f ms/image\t(partial %.2f wrong %.2f soft %.2f)\n",
                 set.c_str(), total.iou / n, total.mae / n, total.edge / n, 100 * (total.edge / plain.edge - 1),
-                found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1), ms / n,
+                found_edge / std::max(1, nfound), 100 * (found_edge / std::max(1e-9, plain_found_edge) - 1),
+                total.composite_edge / n, total.composite_all / n, total.input_edge / n,
+                oracle_text(total.oracle_edge / n).c_str(), runs, pasted, ms / n,
                 total.partial / n, total.wrong / n, total.soft / n);
     std::fflush(stdout);
   }
