@@ -8,7 +8,7 @@
 // the same input. Also on arm64: a machine without libvips gets the one-line message.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -25,6 +25,11 @@ const ARM64_DIR = process.env.MATTE_ARM64_DIR ?? join(process.env.XDG_CACHE_HOME
 const SYSROOT = join(ARM64_DIR, 'sysroot');
 const ARM64_NODE = join(ARM64_DIR, 'node', 'bin', 'node');
 const QEMU = '/usr/bin/qemu-aarch64-static';
+const UNSHARE = '/usr/bin/unshare';
+const MOUNT = '/usr/bin/mount';
+const CORTEX_A72_CPUINFO = [0, 1]
+  .map((n) => `processor\t: ${n}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd08\nCPU revision\t: 3\n\n`)
+  .join('');
 
 // ONNX Runtime's arm64 kernels (NEON, other summation orders) may round the model's output
 // differently from x64's; libvips is the same 8.14 on both, so the edit is expected to match exactly.
@@ -38,6 +43,9 @@ function skipReason(): string | undefined {
   if (process.env.MATTE_SANITIZER_LOG_DIR) return 'the ASan pass would repeat the normal pass (the arm64 addon is not instrumented)';
   const missing = [QEMU, join(SYSROOT, 'usr/lib/aarch64-linux-gnu/libvips.so.42'), ARM64_NODE, join(ROOT, 'build-arm64/Release/matte.node')].filter((p) => !existsSync(p));
   if (missing.length) return `no arm64 tools (${missing.join(', ')}): sh scripts/setup-arm64.sh installs them`;
+  // The guest's /proc/cpuinfo is bind-mounted in a mount namespace of its own: root's right.
+  if (spawnSync(UNSHARE, ['--mount', '--', MOUNT, '--bind', '/proc/version', '/proc/cpuinfo']).status !== 0)
+    return 'cannot give qemu an arm64 /proc/cpuinfo (unshare --mount and mount --bind need root)';
   return undefined;
 }
 const skip = skipReason();
@@ -70,7 +78,13 @@ test.before(async () => {
   // `node` is the arm64 Node under qemu (qemu-user called explicitly: no binfmt registration); npm
   // runs on the host's; sh, tar and gzip are the host's. No compiler, make or cmake.
   // A Neoverse-N1-like CPU (Graviton2, Ampere Altra): NEON without SVE, whose emulation is slower.
-  await writeFile(join(bin, 'node'), `#!/bin/sh\nexec ${QEMU} -cpu cortex-a72 -L ${SYSROOT} ${ARM64_NODE} "$@"\n`);
+  // qemu-user 7.2 shows the guest the host's /proc/cpuinfo; ONNX Runtime's CPU detection (cpuinfo)
+  // parses it as an arm64 one while loading, and on some x86 hosts wrote through a null pointer. A
+  // private mount namespace gives the guest what a two-core Cortex-A72 machine shows.
+  const cpuinfo = join(scratch, 'cpuinfo');
+  await writeFile(cpuinfo, CORTEX_A72_CPUINFO);
+  const qemu = `${QEMU} -cpu cortex-a72 -L ${SYSROOT} ${ARM64_NODE}`;
+  await writeFile(join(bin, 'node'), `#!/bin/sh\nexec ${UNSHARE} --mount -- /bin/sh -c '${MOUNT} --bind "$0" /proc/cpuinfo && exec "$@"' ${cpuinfo} ${qemu} "$@"\n`);
   await writeFile(join(bin, 'npm'), `#!/bin/sh\nexec ${process.execPath} ${join(await which('npm'), '..', 'npm-cli.js')} "$@"\n`);
   for (const name of ['node', 'npm']) await chmod(join(bin, name), 0o755);
   for (const name of ['sh', 'tar', 'gzip']) await symlink(await which(name), join(bin, name));
