@@ -1,6 +1,6 @@
 // CSS colour -> RGBA, through culori (a well-kept CSS Color 4 parser).
 //
-// The spec accepts hex (#RGB, #RGBA, #RRGGBB, #RRGGBBAA), rgb()/rgba(), hsl()/hsla(), hwb() and
+// docs/api.md accepts hex (#RGB, #RGBA, #RRGGBB, #RRGGBBAA), rgb()/rgba(), hsl()/hsla(), hwb() and
 // named colours (including `transparent`). culori parses more than that (lab(), color(), ...);
 // those other forms are refused here so the API stays exactly what docs/api.md promises.
 //

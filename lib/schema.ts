@@ -68,7 +68,7 @@ export type RemoveBackgroundSettings = z.infer<typeof removeBackgroundSettingsSc
 
 // ---- operations ------------------------------------------------------------------------------
 
-/** The value schema of each operation key, in the order of the spec's table. */
+/** The value schema of each operation key, in the order of docs/api.md's "Operations (edit)" table. */
 export const operationValueSchemas = {
   resize: z
     .strictObject(

@@ -50,8 +50,8 @@ void save_avif(const VImage &image, void **data, size_t *size) { encode_avif(ima
 
 // The largest side each format can store (a frame's, for animations): WebP 16383 (14-bit sizes),
 // JPEG 65500 (libjpeg's JPEG_MAX_DIMENSION), GIF 65535 (16-bit sizes), AVIF 65536 (AV1's 16-bit
-// frame size). An image past it made the encoder fail: a 500 for what is a property of the image
-// (found by test/stress/error-isolation-stress: a corrupt GIF whose screen became 60x37929, to WebP).
+// frame size). Past it the encoder itself fails, which would be a 500 for what is a property of
+// the image (a corrupt GIF's screen can be tens of thousands of rows): refused as too large first.
 void check_output_size(Format format, int width, int height) {
   int most = 0;
   const char *name = "";

@@ -4,8 +4,8 @@
 // - "aom:enable-intrabc" = 0. libaom 3.6 (Debian 12) takes images with large flat areas for screen
 //   content and then hashes every block position of the frame for its IntraBC tool, on one thread,
 //   which costs most of the encode while the tool is almost never chosen; only exactly repeated
-//   aliased glyphs lose a little size without it (docs/architecture.md has the measurements).
-// - "threads" = the job's share of the cores (libvips' worker count, which lib/threads.ts keeps at
+//   aliased glyphs lose a little size without it (docs/architecture.md, "AVIF output").
+// - "threads" = the job's share of the cores (libvips' worker count, which lib/job.ts keeps at
 //   cores / jobs running), at least 2. libheif's default is 4 whatever the machine. Any count of
 //   2 or more gives the same bytes (libheif turns on row-based multi-threading from 2, and that
 //   changes the bitstream), so the output does not depend on the load; 1 would differ.

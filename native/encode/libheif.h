@@ -1,7 +1,7 @@
 // libheif, opened on the first HEIF/AVIF decode or AVIF encode rather than linked.
 //
-// libheif brings its codecs with it (libaom, libx265, libde265, libdav1d, libnuma): about 2 MB of
-// every process's resident memory at start, for a format most jobs never touch. The addon compiles
+// libheif brings its codecs with it (libaom, libx265, libde265, libdav1d, libnuma): resident
+// memory in every process from its start, for a format most jobs never touch. The addon compiles
 // against libheif's header but does not link it; the first job that needs it loads libvips' heif
 // module privately (which opens libheif.so.1 as its dependency, native/libvips.cc) and resolves the
 // functions the AVIF encoder calls from that same library object.

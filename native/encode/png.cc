@@ -49,8 +49,8 @@ namespace {
 
 // Half a MiB of filtered bytes a stripe: a 4000x3000 RGB image is ~70 stripes, enough to keep every
 // core busy to the end. Each seam costs a new Huffman table and (with libdeflate, which takes no
-// dictionary) the matches that would reach back across it: under 0.5% of the size at this stripe
-// size, much more with stripes of a few KiB.
+// dictionary) the matches that would reach back across it: little at this stripe size, much more
+// with stripes of a few KiB.
 const size_t kStripeBytes = 512 * 1024;
 // libdeflate's level standing for pngsave's compression 6 (native/save.cc): the fastest of its own
 // scale whose files stay at most 5% larger than pngsave's (docs/architecture.md, "PNG encoding").

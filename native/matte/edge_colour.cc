@@ -1,8 +1,6 @@
-// Where the time goes (a 12 MP photo): the transition is a few pixels wide along the subject's
-// outline, so finding it must cost little per pixel of the image, and the pair search little per
-// pair. Every shortcut below is exact: the matte is byte-identical to the plain loops they
-// replaced (every pixel tested, every pair scored, in order; checked on the bench's photo and
-// lenna.png with both models, bench/README.md).
+// The transition is a few pixels wide along the subject's outline, so finding it must cost little
+// per pixel of the image, and the pair search little per pair. Every shortcut below is exact: the
+// matte is byte-identical to the plain loops (every pixel tested, every pair scored, in order).
 #include "edge_colour.h"
 
 #include "floats4.h"

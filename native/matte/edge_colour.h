@@ -25,7 +25,7 @@ struct EdgeColourParams {
  * Re-estimates `alpha` (W x H, 0..255, in place) near its transitions (within `wide` px of a change
  * of side of 128) where both a foreground and a background sample lie within `radius`, from `rgb`
  * (W x H interleaved RGB). Only there: elsewhere a faint value has no sample pair near it, and
- * searching for one over a 12 MP image cost more than the rest of the refinement. Runs on the
+ * searching the whole image for one would cost more than the rest of the refinement. Runs on the
  * job's threads in bands of rows, polling `budget` (if any) between them (refine_bands.h).
  */
 void resolve_edge_colours(uint8_t *alpha, const uint8_t *rgb, int W, int H, const EdgeColourParams &p,

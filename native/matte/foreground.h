@@ -2,10 +2,10 @@
 // input's mix of subject and old background, so the cut-out composites over any new background
 // without a fringe of the old one; where it is 0, the subject's colour nearby, so a viewer that
 // resizes without premultiplying alpha mixes no dark or foreign colour into the edge (docs/api.md,
-// "Remove background"). Blur-fusion foreground estimation (Forte and Pitie, "Approximate Fast
-// Foreground Colour Estimation", ICIP 2021), applied twice as the paper does: the local means of
-// the subject's and the background's colours over a wide window, then over a narrow one, and the
-// compositing equation I = aF + (1 - a)B solved for F.
+// "Capacity and shutdown", cut-out colours). Blur-fusion foreground estimation (Forte and Pitie,
+// "Approximate Fast Foreground Colour Estimation", ICIP 2021), applied twice as the paper does: the
+// local means of the subject's and the background's colours over a wide window, then over a narrow
+// one, and the compositing equation I = aF + (1 - a)B solved for F.
 #pragma once
 
 #include <cstdint>

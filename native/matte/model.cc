@@ -21,11 +21,9 @@ namespace {
 
 // ONNX Runtime's intra-op threads: one pool for the whole process, shared by every session and
 // every concurrent run (sessions are created with DisablePerSessionThreads). A run that is alone
-// uses every thread of the pool; runs at the same time share them, instead of each session owning
-// floor(cores / jobs) threads that sit idle when it runs alone. Measured on 2 cores, u2netp on
-// lenna through lib/ (medians of 7 removeBackground calls, machine otherwise idle): a lone job 513 ->
-// 299 ms; two jobs at a time 3.55 -> 3.2 jobs/s (three threads then share two cores: the two
-// callers and the pool's one). Sized before the first model loads.
+// uses every thread of the pool; runs at the same time share them (inference_gate.h), instead of
+// each session owning floor(cores / jobs) threads that sit idle when it runs alone. Sized before
+// the first model loads.
 std::atomic<int> pool_threads{0};
 
 // The pool's size once it exists (pool_threads, or every core when nothing was set before).
@@ -68,18 +66,14 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 
 #if defined(__GLIBC__)
 // glibc serves a block from its heaps (main and per-thread arenas) below its mmap threshold, and
-// raises that threshold to the size of every mmapped block freed, up to 32 MB. Once a model's load
-// or a first job has freed such blocks, the image buffers of later jobs (decode, the model-size
-// image, the matte, the RGBA result, the refinement's planes: 4-48 MB each for a 12 MP photo) and
-// the load's own buffers land in the heaps, where they fragment and stay resident: an isnet job on
-// the 4000x3000 photo went from 0.88 GB after the warm-up to 1.08-1.15 GB after 3-4 more (fp32
-// model). A fixed threshold of 4 MB sends them to mmap, returned to the system when freed.
-// Measured on the loaded 2-core machine, alternated processes (bench/README.md, "IS-Net as an
-// fp32 file, and glibc's mmap threshold"): peak RSS 0.88-0.89 GB against 1.08-1.15; CPU a job the
-// same within the noise; a 12 MP PNG edit (P3's operations) the same CPU. Set when the addon
-// loads: set at the first model load instead, after the load had already raised the threshold,
-// it kept only a third of the gain (1.03-1.05 GB). ONNX Runtime's arena regions are allocated
-// once per session and are not affected. An operator's MALLOC_MMAP_THRESHOLD_ is left alone.
+// raises that threshold to the size of every mmapped block freed. Once a model's load or a first
+// job has freed such blocks, the large image buffers of later jobs (decode, the model-size image,
+// the matte, the RGBA result, the refinement's planes) land in the heaps, where they fragment and
+// stay resident, job after job. A fixed threshold of 4 MB sends them to mmap, returned to the
+// system when freed, at no cost in CPU (bench/README.md, "IS-Net as an fp32 file, and glibc's mmap
+// threshold"). Set when the addon loads, before a model's load can raise it. ONNX Runtime's arena
+// regions are allocated once per session and are not affected. An operator's
+// MALLOC_MMAP_THRESHOLD_ is left alone.
 void fix_mmap_threshold() {
   if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 4 << 20);
 }
@@ -138,27 +132,21 @@ Model::Model(const ModelSpec &spec) : spec_(spec) {
   }
 }
 
-// The settings both sessions share (threads apart).
+// The session's settings (its threads are the process-wide pool's: environment()).
 static Ort::SessionOptions session_options() {
   Ort::SessionOptions options;
   options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
-  // Memory-pattern planning costs ~0.85 GiB more peak RSS on IS-Net at the same speed.
+  // Memory-pattern planning raises a large model's peak memory a lot and runs no faster.
   options.DisableMemPattern();
   // The parallel executor, not for parallelism (the global inter-op pool has 1 thread, so nodes
   // run inline on the calling thread, one after another, as in sequential mode) but for memory:
   // it frees every intermediate tensor back to the arena at its last use, where (our reading of
   // the difference) the sequential plan keeps buffers for reuse by later tensors of the same
-  // size, so the arena cannot hand them to others. Measured on 2 cores, model
-  // alone, 3 alternated processes each (bench/README.md, "IS-Net memory"): peak RSS isnet
-  // 1.48 -> 1.12-1.15 GB, u2netp 416 -> 315 MB; CPU time per run the same within noise
-  // (alternated in one process: isnet 3781 vs 3792 ms, u2netp 550 vs 531 ms); mattes identical.
+  // size, so the arena cannot hand them to others. Same mattes, same CPU, a lower peak
+  // (bench/README.md, "IS-Net memory: what was kept").
   options.SetExecutionMode(ORT_PARALLEL);
-  // The CPU arena stays on. Measured on 2 cores, one job at a time (model alone, 6 runs):
-  //   arena on:            u2netp 184 ms, peak 0.41 GiB; isnet 1.22 s, peak 1.50 GiB (held between jobs)
-  //   arena + shrinkage:   u2netp 223 ms, peak 0.50 GiB; isnet 1.33 s, peak 1.52 GiB (0.89 held)
-  //   no arena:            u2netp 230 ms, peak 0.93 GiB; isnet 1.42 s, peak 2.00 GiB (glibc keeps it)
-  // The arena is the fastest and has the lowest peak; what it holds between jobs is that peak,
-  // which the next job needs again anyway.
+  // The CPU arena stays on: without it, or shrunk after each run, runs were slower and peaked
+  // higher. What it holds between jobs is that peak, which the next job needs again anyway.
   return options;
 }
 
@@ -167,22 +155,16 @@ void Model::open() {
   // One session, in the process-wide pool, for every run: a lone job's run uses every thread of
   // the pool, and runs of jobs that share the cores take turns in it (inference_gate.h).
   //
-  // A second session with one intra-op thread of its own, for runs while every core has a job,
-  // was tried and removed: its inter-op pool of one thread makes ONNX Runtime fall back to the
-  // sequential executor, which cost more CPU than runs taking turns in the pool. Measured on 2
-  // cores, u2netp on lenna through lib/ behind a 2-slot JobLimiter with 4 jobs in flight (the
-  // server at c=4), alternated processes of 24 jobs: 403-417 ms of CPU a job with the second
-  // session against 370-383 ms with every job capped at one thread (MATTE_JOB_THREADS=1), and
-  // 384-417 against 376-397 ms with this one session. It also held a second run's activations:
-  // the server after two u2netp jobs at once 318 MB against 645-685 MB (docs/architecture.md).
+  // Not a second session with one intra-op thread of its own for runs while every core has a
+  // job: its inter-op pool of one thread makes ONNX Runtime fall back to the sequential executor,
+  // which costs more CPU than runs taking turns in the pool, and it holds a second run's
+  // activations (docs/architecture.md, "Threads").
   Ort::SessionOptions options = session_options();
   options.DisablePerSessionThreads();  // the process-wide pool of environment()
   session_ = std::make_unique<Ort::Session>(environment(), spec.path.c_str(), options);
   // Loading leaves the model's protobuf and the buffers of its conversion (fp16 weights folded to
   // fp32, prepacking) freed but held in glibc's heap, where nothing of the inference reuses them
-  // (the arena's regions are large enough to be mmapped apart). Given back once, here: isnet's
-  // peak RSS (model alone, parallel executor) 1124-1135 -> 879-885 MB; CPU a run within the noise
-  // (3 alternated processes, medians 3765 vs 3903 ms on the loaded machine).
+  // (the arena's regions are large enough to be mmapped apart): given back once, here.
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -253,8 +235,8 @@ std::vector<uint8_t> Model::run(const std::function<void(float *chw)> &fill, Bud
   Ort::Session &session = *session_;
 
   // The input tensor comes from the session's arena, whose pages the previous runs left resident:
-  // a buffer of the job's own (12 MB for IS-Net's 1024x1024) was fresh, zero-filled pages on
-  // every job (glibc maps blocks that large apart: model.cc's mmap threshold), then a copy.
+  // a buffer of the job's own would be fresh, zero-filled pages on every job (glibc maps blocks
+  // that large apart: the mmap threshold above), then a copy.
   auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   Ort::Allocator arena(session, memory);
   Ort::Value input{nullptr};

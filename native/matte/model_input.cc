@@ -9,8 +9,8 @@ std::optional<vips::VImage> reduced_for_model(const uint8_t *data, size_t size, 
   // load() shrinks on load for a first resize step: a cover resize to twice the model's size
   // makes it pick the largest shrink (1/2, 1/4, 1/8 for JPEG) that leaves both sides at least
   // that large. Leaving lanczos3 a factor of 2 or more keeps the model's input within rounding of
-  // the full-size stretch (on the bench photo: mean difference 0.37, at most 5 levels, against
-  // 0.52 and 19 at the 1/8 scale sharp's fast shrink-on-load would take).
+  // the full-size stretch; a shrink all the way down (as sharp's fast shrink-on-load takes) moves
+  // it further (test/matte/model-input.test.ts holds the matte within rounding).
   Step target;
   target.op = Op::Resize;
   target.width = 2 * model_width;

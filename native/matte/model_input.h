@@ -1,10 +1,10 @@
 // The model's input image for a removeBackground that is the job's first step, decoded apart
 // from the full-size image, smaller, by the decoder itself (JPEG's DCT scaling, WebP's scale).
 //
-// The model sees a few hundred pixels a side: stretching a 4000x3000 photo down to u2netp's
-// 320x320 with lanczos3 took 280 ms of CPU (libvips' box pre-shrink over 12 MP), against 45 ms
-// for the decoder's 1/4 scale and a lanczos3 from there. The full-size image is still decoded for
-// the cut-out, and is decoded on another thread while the model runs (pipeline.cc).
+// The model sees a few hundred pixels a side: stretching a full-size photo down to it makes
+// libvips box-shrink every decoded pixel first, where the decoder's own scale is nearly free and
+// leaves lanczos3 a much smaller image. The full-size image is still decoded for the cut-out, on
+// another thread while the model runs (steps/remove_background.cc).
 #pragma once
 
 #include "../load.h"

@@ -1,5 +1,5 @@
-// How the refinement works (bench/quality measures every choice; bench/README.md has the figures
-// and what measured worse):
+// How the refinement works (bench/quality scores every choice: bench/README.md,
+// "Background-removal quality"):
 //
 // 1. At the model's resolution, where both the image and the model's matte are known, the
 //    colour-guided filter (He et al.; guided_filter.h) fits alpha ~ a . I + b over small windows:
@@ -86,7 +86,7 @@ std::vector<uint8_t> unknown_band(const std::vector<uint8_t> &matte, int w, int 
 
 vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, const std::vector<uint8_t> &matte,
                           int mw, int mh, const RefineParams &p, Budget *budget) {
-  vips::VImage rgb = copy_to_memory(rgb_in);  // huge_pages.h: 36 MB for a 12 MP photo
+  vips::VImage rgb = copy_to_memory(rgb_in);  // huge_pages.h: a large buffer, written once
   const int W = rgb.width(), H = rgb.height();
   const uint8_t *image = static_cast<const uint8_t *>(rgb.data());
   std::vector<uint8_t> band = unknown_band(matte, mw, mh, p);
@@ -103,8 +103,8 @@ vips::VImage refine_matte(const vips::VImage &rgb_in, const uint8_t *model_rgb, 
     if (x == 0 || tx.i0[x] != tx.i0[x - 1]) column_runs.push_back(x);
   column_runs.push_back(W);
 
-  // The refined matte is written straight into the image returned (huge_pages.h: 12 MB at 12 MP);
-  // the bands below write every pixel of it.
+  // The refined matte is written straight into the image returned (huge_pages.h: a large buffer,
+  // written once); the bands below write every pixel of it.
   vips::VImage alpha = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);
   uint8_t *out = VIPS_IMAGE_ADDR(alpha.get_image(), 0, 0);
   for_row_bands(H, [&](int first_row, int end_row) {

@@ -1,5 +1,6 @@
 // Refinement of the model's matte at the image's full resolution, guided by the image, and the
-// cleanup of near-0 / near-255 values (docs/api.md, "Capacity and shutdown", background removal). Measured by bench/quality.
+// cleanup of near-0 / near-255 values (docs/api.md, "Capacity and shutdown", background removal).
+// bench/quality scores it (bench/README.md, "Background-removal quality").
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,8 @@ struct RefineParams {
   int radius = 4;
   float eps = 1e-4f;
   // Its output sharpened around 0.5 by `stretch`, plus `stretch_per_upscale` for every unit of
-  // upscale factor (full size / model size) above 1. Measured within 0.5% of a constant on both
-  // models, and sharper than the image on an upscaled image (bench/README.md): 0.
+  // upscale factor (full size / model size) above 1. 0: a constant scored as well on both models,
+  // and a positive value made an upscaled image's matte sharper than the image itself.
   float stretch = 1.5f;
   float stretch_per_upscale = 0.0f;
   // Then, at full resolution, the transition's alpha from its own colours (edge_colour.h).

@@ -1,8 +1,8 @@
 // The full-resolution passes of the refinement (refine.cc, edge_colour.cc), split into bands of
 // rows run on the job's threads: as many as libvips gives the job (vips_concurrency_get(), which
-// lib/threads.ts sets as jobs start and end; a job running alone gets every core). The refinement
-// runs outside libvips' own pipelines, so without this its 12 MP pass would use one core while
-// the plain path's lazy upscale uses them all.
+// lib/job.ts sets as jobs start and end; a job running alone gets every core). The refinement
+// runs outside libvips' own pipelines, so without this its full-resolution pass would use one core
+// while the plain path's lazy upscale uses them all.
 #pragma once
 
 #include <functional>

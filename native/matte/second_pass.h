@@ -1,7 +1,8 @@
 // A second look at a small subject: when the model's matte of the whole frame finds the subject
 // in a small part of it, the model runs again on a crop around the subject, so the subject gets
 // the model's whole input instead of a few dozen of its pixels (remove_background.cc). This file
-// finds the crop and pastes the crop's matte back. Measured by bench/quality (bench/README.md).
+// finds the crop and pastes the crop's matte back. bench/quality scores its rule (bench/README.md,
+// "Background-removal quality").
 #pragma once
 
 #include <cstdint>

@@ -33,7 +33,7 @@ std::vector<Tap> taps(int in, int out) {
 }  // namespace
 
 vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H) {
-  vips::VImage out = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);  // huge_pages.h: 12 MB at 12 MP
+  vips::VImage out = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);  // huge_pages.h: written once
   VipsImage *image = out.get_image();
   const std::vector<Tap> across = taps(w, W), down = taps(h, H);
   const int next_column = w > 1 ? 1 : 0;
@@ -58,8 +58,8 @@ vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H) 
       for (int x = 0; x < W; x++) line[x] = uint8_t((upper[x] * (256 - row.weight) + lower[x] * row.weight + 32768) >> 16);
     }
   };
-  // In bands of rows on the job's threads: on one thread the 12 MP stretch (and the first touch
-  // of its 12 MB) ran alone for ~25 ms between the model and the PNG encoder, the other core idle.
+  // In bands of rows on the job's threads: on one thread the stretch (and the first touch of its
+  // pages) would run alone between the model and the PNG encoder, the other cores idle.
   const int bands = std::clamp(vips_concurrency_get(), 1, std::max(1, std::min(H / 64, 16)));
   std::vector<int> caches(size_t(bands) * 2 * size_t(W));
   std::vector<std::thread> helpers;

@@ -1,6 +1,6 @@
-// One file per operation of the spec's table. Each builds on libvips' lazy graph (nothing is
-// computed until the encoder pulls pixels), except where a step must measure the image first
-// (trim, removeBackground).
+// One file per operation of docs/api.md's table ("Operations (edit)"). Each builds on libvips'
+// lazy graph (nothing is computed until the encoder pulls pixels), except where a step must
+// measure the image first (trim, removeBackground).
 #pragma once
 
 #include "operations.h"

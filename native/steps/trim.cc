@@ -86,7 +86,7 @@ static VImage box_of(const VImage &in, const Box &box) {
   if (box.left >= 0 && box.top >= 0 && box.left + box.width <= in.width() && box.top + box.height <= in.height())
     return in.crop(box.left, box.top, box.width, box.height);
   // The colour of the new pixels repeats the edge's (a transparent pixel's colour: docs/api.md,
-  // "Cut-out colours"); their alpha is 0.
+  // "Capacity and shutdown", cut-out colours); their alpha is 0.
   const int n = in.bands() - 1;
   VImage colour = in.extract_band(0, VImage::option()->set("n", n))
                       .embed(-box.left, -box.top, box.width, box.height, VImage::option()->set("extend", VIPS_EXTEND_COPY));

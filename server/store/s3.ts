@@ -19,8 +19,9 @@
 // lifecycle rule on the prefix (expire after 2 days) can do the deleting instead or as well
 // (docs/deploy.md); the expiry check on download does not depend on either.
 //
-// The SDK (~20 MB) is an optional peer dependency: it is imported only here, only when this store
-// is opened, with a start-up error naming the npm command when it is missing.
+// The SDK is large and the disk store is the default, so the SDK is an optional peer dependency:
+// imported only here, only when this store is opened, with a start-up error naming the npm command
+// when it is missing.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';

@@ -1,4 +1,4 @@
-// CSS colour parsing: every form the spec lists, plus #RGBA, case-insensitive.
+// CSS colour parsing: every form docs/api.md lists, plus #RGBA, case-insensitive.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseColor } from '../../lib/color.js';

@@ -96,7 +96,7 @@ test('blur 0..250 and tone factors >= 0, finite numbers only', () => {
   assert.is(parseOperations([{ blur: 0 }, { blur: 250 }, { brightness: 0 }, { saturation: 100 }]).length, 4);
 });
 
-test('background takes the CSS colour forms of the spec', () => {
+test('background takes the CSS colour forms of docs/api.md', () => {
   rejects([{ background: 'not-a-colour' }], 'operations[0].background', /CSS colour/);
   rejects([{ background: 'lab(50% 40 59)' }], 'operations[0].background');
   rejects([{ background: '#12345' }], 'operations[0].background');

@@ -1,8 +1,8 @@
 // A removeBackground that is the job's first step on a large JPEG (or WebP) reads the model's input
 // from a second, smaller decode (the decoder's own shrink) while the full image is decoded beside
-// the model (native/matte/model_input.h, pipeline.cc). The colours of the cut-out are the full
-// decode's, exactly; the matte stays within rounding of the one made from the full decode (the
-// model's input differs by the resampling only: about 0.4 of 255 on average).
+// the model (native/matte/model_input.h, native/steps/remove_background.cc). The colours of the
+// cut-out are the full decode's, exactly; the matte stays within rounding of the one made from the
+// full decode (the model's input differs by the resampling only: about 0.4 of 255 on average).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { configure, edit, loadModel, removeBackground } from '../../lib/index.js';
