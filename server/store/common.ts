@@ -3,6 +3,7 @@
 // never each other (index.ts picks one).
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { MEDIA_TYPES, type OutputFormat } from '../../lib/schema.js';
 
 export interface StoredResult {
   id: string;
@@ -83,16 +84,8 @@ export function etagOf(id: string): string {
   return `"${id}"`;
 }
 
-const EXT_MEDIA_TYPES: Record<string, string> = {
-  png: 'image/png',
-  webp: 'image/webp',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  avif: 'image/avif',
-};
-
 export function mediaTypeOfExt(ext: string): string {
-  return EXT_MEDIA_TYPES[ext] ?? 'application/octet-stream';
+  return Object.hasOwn(MEDIA_TYPES, ext) ? MEDIA_TYPES[ext as OutputFormat] : 'application/octet-stream';
 }
 
 /** How often a store's sweeper runs unless told: every TTL, at least once a minute. */
