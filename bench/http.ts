@@ -90,12 +90,16 @@ function multipart(fields: Record<string, string>, file: { name: string; filenam
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-/** The bench's server on loopback (any free port) with its key, results directory and models; `env` adds to them. */
+/**
+ * The bench's server on loopback (any free port) with its key, results directory and models; `env`
+ * adds to them. The matte cache is off: the bench sends the same image again and again, and measures
+ * the model's path, not a cache hit (bench:matte-cache measures those).
+ */
 function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), MATTE_METRICS_ADDRESS: 'off', ...env },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), MATTE_METRICS_ADDRESS: 'off', MATTE_MATTE_CACHE_MAX_BYTES: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -214,7 +218,7 @@ export interface ShareAB {
 export async function runHttp(plan: HttpPlan, models: string[], log: (line: string) => void): Promise<HttpResults> {
   const resultsDir = join(OUT, 'server-results');
   rmSync(resultsDir, { recursive: true, force: true });
-  mkdirSync(resultsDir, { recursive: true });
+  mkdirSync(resultsDir, { recursive: true, mode: 0o700 }); // the server refuses a results directory others can read
   const { child, url } = await startServer(resultsDir, models);
   try {
     await waitReady(url);
