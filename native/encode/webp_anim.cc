@@ -42,10 +42,14 @@ struct Frame {
 };
 
 // The animation's loop count in its ANIM chunk (WebPAnimEncoder writes 0, forever), re-assembled
-// as libvips does.
+// as libvips does. WebPAnimEncoder merges identical consecutive frames, and when one frame is left
+// it writes a still image, which has no loop count to set.
 void set_loop(Data &file, int loop) {
   std::unique_ptr<WebPMux, AnimFree> mux(WebPMuxCreate(&file.data, 1));
   if (!mux) throw Error("internal", "libwebp could not read the animation back");
+  uint32_t features = 0;
+  if (WebPMuxGetFeatures(mux.get(), &features) != WEBP_MUX_OK) throw Error("internal", "libwebp could not read the animation back");
+  if (!(features & ANIMATION_FLAG)) return;
   WebPMuxAnimParams params;
   if (WebPMuxGetAnimationParams(mux.get(), &params) != WEBP_MUX_OK) throw Error("internal", "libwebp wrote no animation");
   params.loop_count = loop;

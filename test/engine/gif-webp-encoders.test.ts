@@ -187,6 +187,14 @@ test('animation metadata: frame count, delays and loop are the input\'s, in GIF 
   assert.is(webp.find((c) => c.type === 'ANIM')!.body.readUInt16LE(4), 4);
 });
 
+test('an animation whose frames are all the same, looped, to WebP: the still image libwebp makes of it (a fuzzer find: was a 500)', async () => {
+  const same = makeGif(40, 30, [[0, 0, 0], [0, 0, 0], [0, 0, 0]], { delays: [50, 50, 50], repeat: 2, frameFn: () => (x, y) => [x * 6, y * 8, 90] });
+  const webp = await convert(same, 'webp');
+  const types = chunks(webp).map((c) => c.type);
+  assert.not.ok(types.includes('ANIM'), 'identical frames are merged into one still image');
+  assert.ok(types.includes('VP8 ') || types.includes('VP8L') || types.includes('VP8X'));
+});
+
 test('an animation with alpha: the hole stays transparent in every GIF frame', async () => {
   const gif = decodeGifFrames(await convert(holes, 'gif'));
   assert.is(gif.frames.length, 6);
