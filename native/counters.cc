@@ -2,6 +2,7 @@
 
 #include "matte/model.h"
 #include "orc_guard.h"
+#include "threadpool_guard.h"
 
 #include <vips/vips.h>
 
@@ -29,6 +30,8 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   out.Set("vipsThreads", vips_concurrency_get());
   // libvips' ORC compiles and frees serialised (native/orc_guard.h).
   out.Set("orcGuarded", matte::libvips_orc_guarded());
+  // A failing sink ends without libvips 8.14's racy assertion (native/threadpool_guard.h).
+  out.Set("threadpoolGuarded", matte::libvips_threadpool_guarded());
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "libvips.h"
 
 #include "orc_guard.h"
+#include "threadpool_guard.h"
 
 #include <vips/vips8>
 
@@ -76,8 +77,10 @@ std::string start_libvips() {
     if (major < 8 || (major == 8 && minor < 14))
       return "libvips 8.14 or newer is needed, and this system has " + std::to_string(major) + "." +
              std::to_string(minor) + ": install a newer libvips42 (Debian 12, Ubuntu 24.04 or later)";
-    // Before any job can compile or free an ORC program (native/orc_guard.h).
+    // Before any job can compile or free an ORC program (native/orc_guard.h) or run a sink
+    // (native/threadpool_guard.h).
     guard_libvips_orc();
+    guard_libvips_threadpool();
     {
       ScopedEnv no_modules("VIPSHOME", kNoModules);
       if (VIPS_INIT("matte")) {

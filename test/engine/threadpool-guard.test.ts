@@ -1,0 +1,68 @@
+// A sink that fails part-way (a job's budget kills it, a decoder fails on a tile) made libvips 8.14
+// abort the process now and then: the thread running the pool sets its stop flag without the
+// pool's lock while a worker may be between its check and vips_worker_allocate's
+// g_assert(!pool->stop), and Debian's build keeps assertions. Met once in CI's fuzz run (a GIF edit
+// stopped by a 10 ms budget); test/helpers/threadpool-race.cc reproduces it with libvips alone,
+// more often the more threads a pool has. native/threadpool_guard.cc wraps every threadpool's
+// callbacks so that a failure ends the pool the way a finished image does.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { configure, edit } from '../../lib/index.js';
+import { addon } from '../../lib/native.js';
+import { failure } from '../helpers/failure.js';
+import { gradient } from '../helpers/images.js';
+import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
+
+const run = promisify(execFile);
+const counters = (addon as unknown as { counters: () => { threadpoolGuarded: boolean } }).counters;
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+
+test('the addon wraps libvips\' threadpools', () => {
+  assert.is(counters().threadpoolGuarded, true);
+});
+
+test('jobs stopped part-way through their sinks fail with their own error, and jobs beside them are right', async () => {
+  configure({ concurrency: 4 });
+  const input = gradient(256, 256);
+  // Upscaled and blurred: every sink has many tiles, so budgets of a few ms stop them part-way.
+  const heavy = [{ resize: { width: 4000 } }, { blur: 8 }];
+  const expected = await edit(input, [{ resize: { width: 64 } }]);
+  const jobs = Array.from({ length: 60 }, async (_, i) => {
+    if (i % 3 === 2) {
+      const plain = await edit(input, [{ resize: { width: 64 } }]);
+      assert.ok(plain.data.equals(expected.data), 'a job beside the stopped ones wrote other bytes');
+      return;
+    }
+    const { error } = await failure(edit(input, heavy, { timeout: 0.005 + (i % 5) * 0.01, format: i % 2 ? 'jpeg' : 'png' }));
+    assert.is(error.code, 'job_timeout');
+  });
+  await Promise.all(jobs);
+});
+
+test('libvips alone, with the guard: killed sinks of 8 threads never abort, and fail as they should', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'matte-threadpool-race-'));
+  try {
+    const program = join(dir, 'threadpool-race');
+    const sources = ['test/helpers/threadpool-race.cc', 'native/threadpool_guard.cc', 'native/libvips_got.cc']
+      .map((s) => `"${join(root, s)}"`)
+      .join(' ');
+    const env = uninstrumentedEnv();
+    await run('sh', ['-c', `g++ -O1 -o "${program}" ${sources} $(pkg-config --cflags --libs vips) -pthread -ldl`], { env });
+    // Unguarded, 3000 rounds at concurrency 8 aborted in about one run of three here.
+    const { stdout } = await run(program, ['guard', '8', '3000'], { env, timeout: 300_000 });
+    assert.match(stdout, 'threadpool-race: done (guarded');
+    // Most rounds are stopped part-way (a loaded machine may finish a few before their kill).
+    const killed = Number(/(\d+) killed/.exec(stdout)?.[1]);
+    assert.ok(killed >= 1000, stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
