@@ -23,13 +23,13 @@ namespace matte {
 
 namespace {
 
-using Run = int (*)(VipsImage *, VipsThreadStartFn, VipsThreadpoolAllocateFn, VipsThreadpoolWorkFn,
-                    VipsThreadpoolProgressFn, void *);
-Run real_run = nullptr;
+using ThreadpoolRun = int (*)(VipsImage *, VipsThreadStartFn, VipsThreadpoolAllocateFn, VipsThreadpoolWorkFn,
+                              VipsThreadpoolProgressFn, void *);
+ThreadpoolRun real_run = nullptr;
 bool guarded = false;
 
 // One run's callbacks and client data, and whether anything has failed.
-struct Run_ {
+struct Callbacks {
   VipsThreadStartFn start;
   VipsThreadpoolAllocateFn allocate;
   VipsThreadpoolWorkFn work;
@@ -39,7 +39,7 @@ struct Run_ {
 };
 
 VipsThreadState *start_of(VipsImage *image, void *a) {
-  auto *run = static_cast<Run_ *>(a);
+  auto *run = static_cast<Callbacks *>(a);
   VipsThreadState *state = run->start(image, run->a);
   if (state) return state;
   // A worker without its state would fail the pool the racy way: it gets a plain state instead,
@@ -50,7 +50,7 @@ VipsThreadState *start_of(VipsImage *image, void *a) {
 
 // Under the pool's lock, like every allocation.
 int allocate_of(VipsThreadState *state, void *a, gboolean *stop) {
-  auto *run = static_cast<Run_ *>(a);
+  auto *run = static_cast<Callbacks *>(a);
   if (!run->failed.load() && run->allocate(state, run->a, stop) == 0) return 0;
   run->failed.store(true);
   *stop = TRUE;
@@ -58,20 +58,20 @@ int allocate_of(VipsThreadState *state, void *a, gboolean *stop) {
 }
 
 int work_of(VipsThreadState *state, void *a) {
-  auto *run = static_cast<Run_ *>(a);
+  auto *run = static_cast<Callbacks *>(a);
   if (run->work(state, run->a) != 0) run->failed.store(true);
   return 0;
 }
 
 int progress_of(void *a) {
-  auto *run = static_cast<Run_ *>(a);
+  auto *run = static_cast<Callbacks *>(a);
   if (run->progress(run->a) != 0) run->failed.store(true);
   return 0;
 }
 
 int guarded_run(VipsImage *image, VipsThreadStartFn start, VipsThreadpoolAllocateFn allocate,
                 VipsThreadpoolWorkFn work, VipsThreadpoolProgressFn progress, void *a) {
-  Run_ run{start, allocate, work, progress, a};
+  Callbacks run{start, allocate, work, progress, a};
   int result = real_run(image, start_of, allocate_of, work_of, progress ? progress_of : nullptr, &run);
   return run.failed.load() ? -1 : result;
 }
@@ -80,7 +80,7 @@ int guarded_run(VipsImage *image, VipsThreadStartFn start, VipsThreadpoolAllocat
 
 bool guard_libvips_threadpool() {
   static const bool result = [] {
-    real_run = reinterpret_cast<Run>(libvips_binding("vips_threadpool_run"));
+    real_run = reinterpret_cast<ThreadpoolRun>(libvips_binding("vips_threadpool_run"));
     guarded = real_run && redirect_libvips_calls("vips_threadpool_run", reinterpret_cast<void *>(&guarded_run)) > 0;
     return guarded;
   }();

@@ -54,7 +54,7 @@ test('libvips alone, with the guard: killed sinks of 8 threads never abort, and 
       .join(' ');
     const env = uninstrumentedEnv();
     await run('sh', ['-c', `g++ -O1 -o "${program}" ${sources} $(pkg-config --cflags --libs vips) -pthread -ldl`], { env });
-    // Unguarded, 3000 rounds at concurrency 8 aborted in about one run of three here.
+    // Unguarded, this aborts now and then (docs/architecture.md has the figures); guarded, never.
     const { stdout } = await run(program, ['guard', '8', '3000'], { env, timeout: 300_000 });
     assert.match(stdout, 'threadpool-race: done (guarded');
     // Most rounds are stopped part-way (a loaded machine may finish a few before their kill).
