@@ -1,6 +1,6 @@
 // What the S3 store and its keyed area (s3.ts, s3-entries.ts) share about talking to the bucket:
 // matte's marker on every object they write (and the only objects they delete or replace), the
-// HTTP status of an SDK error, and what of such an error may be logged.
+// HTTP status of an SDK error, an object's metadata, and what of such an error may be logged.
 import type * as S3 from '@aws-sdk/client-s3';
 
 export type Sdk = typeof S3;
@@ -12,6 +12,22 @@ export const MARKER = '1';
 /** The HTTP status of an SDK error (404 for NotFound / NoSuchKey / NoSuchBucket), if it has one. */
 export function statusOf(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** The object's metadata, or undefined when there is none (404); any other failure is thrown as it came. */
+export async function headObject(
+  sdk: Sdk,
+  client: S3.S3Client,
+  bucket: string,
+  key: string,
+  options?: { abortSignal: AbortSignal },
+): Promise<S3.HeadObjectCommandOutput | undefined> {
+  try {
+    return await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }), options);
+  } catch (err) {
+    if (statusOf(err) === 404) return undefined;
+    throw err;
+  }
 }
 
 /**

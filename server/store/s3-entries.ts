@@ -19,7 +19,7 @@
 import type * as S3 from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { ENTRY_KEY_PATTERN, type KeyedEntries, type KeyedEntriesOptions } from './common.js';
-import { MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
+import { headObject, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
 import { Sweeper } from './sweeper.js';
 
 /** The longest a lookup may add to a request when the store is slow or gone. */
@@ -147,14 +147,9 @@ export class S3Entries implements KeyedEntries {
   }
 
   /** The object's metadata, or undefined when there is none. */
-  private async head(key: string): Promise<S3.HeadObjectCommandOutput | undefined> {
+  private head(key: string): Promise<S3.HeadObjectCommandOutput | undefined> {
     const { sdk, client } = this.connected();
-    try {
-      return await client.send(new sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.options.prefix + key }), this.abortable());
-    } catch (err) {
-      if (statusOf(err) === 404) return undefined;
-      throw err;
-    }
+    return headObject(sdk, client, this.options.bucket, this.options.prefix + key, this.abortable());
   }
 
   /** Deletes the entry if it carries the marker; whether it did. */

@@ -31,7 +31,7 @@ import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
 import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
-import { describe, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
+import { describe, headObject, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
 import { S3Entries } from './s3-entries.js';
 import { Sweeper } from './sweeper.js';
 import type { S3Settings } from '../config-scale.js';
@@ -156,13 +156,13 @@ export class S3ResultStore implements ResultStore {
 
   async get(id: string, ext: string): Promise<StoredResult | undefined> {
     if (!ID_PATTERN.test(id) || !EXT_PATTERN.test(ext)) return undefined;
-    let head: S3.HeadObjectCommandOutput;
+    let head: S3.HeadObjectCommandOutput | undefined;
     try {
-      head = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(id, ext) }));
+      head = await this.head(this.key(id, ext));
     } catch (err) {
-      if (statusOf(err) === 404) return undefined;
       throw storeUnavailable(new S3CallError(err));
     }
+    if (!head) return undefined;
     const expiresAt = Number(head.Metadata?.[EXPIRES_META]);
     if (!Number.isFinite(expiresAt) || expiresAt <= this.now()) return undefined; // expired: 404 even before deletion
     return { id, ext, mediaType: head.ContentType ?? mediaTypeOfExt(ext), size: head.ContentLength ?? 0, expiresAt, etag: etagOf(id) };
@@ -195,13 +195,8 @@ export class S3ResultStore implements ResultStore {
   }
 
   /** The object's metadata, or undefined when it is gone. */
-  private async head(key: string): Promise<S3.HeadObjectCommandOutput | undefined> {
-    try {
-      return await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
-    } catch (err) {
-      if (statusOf(err) === 404) return undefined;
-      throw err;
-    }
+  private head(key: string): Promise<S3.HeadObjectCommandOutput | undefined> {
+    return headObject(this.sdk, this.client, this.options.bucket, key);
   }
 
   async sweep(): Promise<number> {
