@@ -78,7 +78,10 @@ test('SIGTERM: the in-flight request finishes (its result written), new connecti
 test('no key configured: one is generated and printed once; it works (here with MATTE_CONCURRENCY=3, which re-runs with a larger thread pool)', async () => {
   const server = await spawnServer({ MATTE_RESULTS_DIR: dir, MATTE_CONCURRENCY: '3', MATTE_LOG_LEVEL: 'info' });
   try {
-    const key = /this run's API key is\s+(\S+)/.exec(server.output())?.[1];
+    // The key goes to stderr and the listening line to stdout: two pipes, either may arrive first.
+    const keyLine = /this run's API key is\s+(\S+)\s*\n/;
+    await waitFor('the generated key on stderr', () => keyLine.test(server.output()));
+    const key = keyLine.exec(server.output())?.[1];
     assert.ok(key && key.length >= 22, server.output());
     const ok = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' }, { key });
     assert.is(ok.status, 200);

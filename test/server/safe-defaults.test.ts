@@ -34,7 +34,7 @@ test('no MATTE_API_KEYS: the generated key is printed on stderr, never on stdout
   const deadline = Date.now() + 20_000;
   while (!/"msg":"listening"/.test(stdout) && Date.now() < deadline && child.exitCode === null) await sleep(50);
   child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await new Promise((r) => child.once('close', r)); // 'close': both pipes have been read to the end
   await rm(dir, { recursive: true, force: true });
   const key = /this run's API key is\s+(\S+)/.exec(stderr)?.[1];
   assert.ok(key, `the key is on stderr:\n${stderr}`);
