@@ -12,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { edit, MatteError, type Operation } from '../../lib/index.js';
 import { convert, decode, formatOf, gradient, makeGif, makePng, type Decoded } from '../helpers/images.js';
+import { buildLibvipsProgram } from '../helpers/libvips-program.js';
 import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'matte-avif-'));
-const referenceSource = fileURLToPath(new URL('../../../test/helpers/libvips-avif.cc', import.meta.url));
 const referenceProgram = join(dir, 'libvips-avif');
 const sharpDecode = fileURLToPath(new URL('../helpers/sharp-decode.js', import.meta.url));
 
@@ -56,7 +56,7 @@ const glyphs = (() => {
 const plainEnv = uninstrumentedEnv();
 
 test.before(async () => {
-  await run('sh', ['-c', `g++ -O1 -o "${referenceProgram}" "${referenceSource}" $(pkg-config --cflags --libs vips-cpp)`], { env: plainEnv });
+  await buildLibvipsProgram(referenceProgram, ['test/helpers/libvips-avif.cc'], 'vips-cpp');
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,17 +15,16 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PNG } from 'pngjs';
 import gifenc from 'gifenc';
 import { convert, decode, formatOf, makeGif, makePng, type Rgba } from '../helpers/images.js';
 import { decodeGifFrames } from '../helpers/gif-frames.js';
+import { buildLibvipsProgram } from '../helpers/libvips-program.js';
 import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'matte-gif-webp-'));
-const referenceSource = fileURLToPath(new URL('../../../test/helpers/libvips-save.cc', import.meta.url));
 const referenceProgram = join(dir, 'libvips-save');
 const plainEnv = uninstrumentedEnv();
 const QUALITY = 80;
@@ -100,7 +99,7 @@ const cases: Array<[string, Buffer]> = [
 ];
 
 test.before(async () => {
-  await run('sh', ['-c', `g++ -O1 -o "${referenceProgram}" "${referenceSource}" $(pkg-config --cflags --libs vips-cpp)`], { env: plainEnv });
+  await buildLibvipsProgram(referenceProgram, ['test/helpers/libvips-save.cc'], 'vips-cpp');
 });
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 

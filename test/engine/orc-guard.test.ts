@@ -10,16 +10,15 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { configure, edit } from '../../lib/index.js';
 import { addon } from '../../lib/native.js';
 import { gradient } from '../helpers/images.js';
+import { buildLibvipsProgram } from '../helpers/libvips-program.js';
 import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const counters = (addon as unknown as { counters: () => { orcGuarded: boolean } }).counters;
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 
 // Whether this process's libvips uses liborc at all (a libvips built without it has nothing to guard).
 const orcLoaded = () => readFileSync('/proc/self/maps', 'utf8').includes('liborc-0.4');
@@ -42,11 +41,9 @@ test('libvips alone, with the guard: threads building and dropping ORC convoluti
   const dir = mkdtempSync(join(tmpdir(), 'matte-orc-race-'));
   try {
     const program = join(dir, 'orc-race');
-    const sources = ['test/helpers/orc-race.cc', 'native/orc_guard.cc', 'native/libvips_got.cc'].map((s) => `"${join(root, s)}"`).join(' ');
-    const env = uninstrumentedEnv();
-    await run('sh', ['-c', `g++ -O1 -o "${program}" ${sources} $(pkg-config --cflags --libs vips) -pthread -ldl`], { env });
+    await buildLibvipsProgram(program, ['test/helpers/orc-race.cc', 'native/orc_guard.cc', 'native/libvips_got.cc'], 'vips');
     // Unguarded, 4 threads x 1500 rounds crashed in 3 of 8 runs here; guarded it must finish.
-    const { stdout } = await run(program, ['guard', '4', '1500'], { env, timeout: 300_000 });
+    const { stdout } = await run(program, ['guard', '4', '1500'], { env: uninstrumentedEnv(), timeout: 300_000 });
     assert.match(stdout, 'orc-race: done (guarded');
   } finally {
     rmSync(dir, { recursive: true, force: true });

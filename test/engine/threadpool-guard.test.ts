@@ -11,17 +11,16 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { configure, edit } from '../../lib/index.js';
 import { addon } from '../../lib/native.js';
 import { failure } from '../helpers/failure.js';
 import { gradient } from '../helpers/images.js';
+import { buildLibvipsProgram } from '../helpers/libvips-program.js';
 import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const counters = (addon as unknown as { counters: () => { threadpoolGuarded: boolean } }).counters;
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 
 test('the addon wraps libvips\' threadpools', () => {
   assert.is(counters().threadpoolGuarded, true);
@@ -49,13 +48,9 @@ test('libvips alone, with the guard: killed sinks of 8 threads never abort, and 
   const dir = mkdtempSync(join(tmpdir(), 'matte-threadpool-race-'));
   try {
     const program = join(dir, 'threadpool-race');
-    const sources = ['test/helpers/threadpool-race.cc', 'native/threadpool_guard.cc', 'native/libvips_got.cc']
-      .map((s) => `"${join(root, s)}"`)
-      .join(' ');
-    const env = uninstrumentedEnv();
-    await run('sh', ['-c', `g++ -O1 -o "${program}" ${sources} $(pkg-config --cflags --libs vips) -pthread -ldl`], { env });
+    await buildLibvipsProgram(program, ['test/helpers/threadpool-race.cc', 'native/threadpool_guard.cc', 'native/libvips_got.cc'], 'vips');
     // Unguarded, this aborts now and then (docs/architecture.md has the figures); guarded, never.
-    const { stdout } = await run(program, ['guard', '8', '3000'], { env, timeout: 300_000 });
+    const { stdout } = await run(program, ['guard', '8', '3000'], { env: uninstrumentedEnv(), timeout: 300_000 });
     assert.match(stdout, 'threadpool-race: done (guarded');
     // Most rounds are stopped part-way (a loaded machine may finish a few before their kill).
     const killed = Number(/(\d+) killed/.exec(stdout)?.[1]);
