@@ -79,9 +79,7 @@ test('no key configured: one is generated and printed once; it works (here with 
   const server = await spawnServer({ MATTE_RESULTS_DIR: dir, MATTE_CONCURRENCY: '3', MATTE_LOG_LEVEL: 'info' });
   try {
     // The key goes to stderr and the listening line to stdout: two pipes, either may arrive first.
-    const keyLine = /this run's API key is\s+(\S+)\s*\n/;
-    await waitFor('the generated key on stderr', () => keyLine.test(server.output()));
-    const key = keyLine.exec(server.output())?.[1];
+    const key = (await waitFor('the generated key on stderr', () => /this run's API key is\s+(\S+)\s*\n/.exec(server.output())))[1];
     assert.ok(key && key.length >= 22, server.output());
     const ok = await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]', output: 'raw' }, { key });
     assert.is(ok.status, 200);
