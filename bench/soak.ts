@@ -9,14 +9,18 @@
 // rate with at most --inflight requests at once (below the server's concurrency + queue, so a 503
 // is a failure, not back-pressure): edits (upload, url and raw outputs), remove-background, URL
 // inputs, uploads aborted mid-body, slow clients dripping their body, oversize uploads and URLs,
-// and bad inputs (garbage bytes, broken operations, a wrong key, unreachable URLs). Every 2 s it
+// and bad inputs (garbage bytes, broken operations, unreachable URLs). Wrong keys (one stale key in
+// a loop, and random ones) come from another loopback address (127.0.0.2) and through a trusted
+// proxy (127.0.0.3, X-Forwarded-For), beside right keys from the same addresses, under a throttle
+// low enough to engage: the run tests the throttle instead of tripping over it. Every 2 s it
 // samples the server's RSS, open descriptors (/proc/PID/fd), the results directory (files,
 // bytes) and its temporary files, and the temporary files in the server's TMPDIR.
 //
 // Exits non-zero when: any 5xx; RSS not flat after warm-up (the median of the last quarter's
 // samples above the second quarter's by more than 10% and 24 MB); descriptors or temporary files
 // left once the load stopped (idle counts after the run above those after warm-up, in an idle
-// pause taken then); a request of a kind answered with a status that kind never gets.
+// pause taken then); a request of a kind answered with a status that kind never gets (a right key
+// answered 429 above all); wrong keys never answered 429 (the throttle did not engage).
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -46,6 +50,12 @@ const serverConcurrency = Number(args.concurrency);
 const warmupMs = args['warmup-seconds'] ? Number(args['warmup-seconds']) * 1000 : Math.min(60_000, durationMs / 5);
 const maxRequests = Math.ceil((rate * durationMs) / 1000);
 const KEY = 'soak-key-0123456789abcdef';
+// The guesser's own address, and the proxy the server trusts (MATTE_TRUSTED_PROXIES), on loopback.
+const GUESSER = '127.0.0.2';
+const PROXY = '127.0.0.3';
+// Wrong keys allowed per address and key (and different wrong keys per address) a minute: low, so
+// that the soak's share of wrong keys engages the throttle every minute.
+const AUTH_FAILURES_PER_MINUTE = 4;
 const MAX_INPUT_BYTES = 2 * 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -128,6 +138,8 @@ const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     MATTE_METRICS_ADDRESS: 'off',
     MATTE_CONCURRENCY: String(serverConcurrency),
     MATTE_LOG_LEVEL: 'warn',
+    MATTE_AUTH_FAILURES_PER_MINUTE: String(AUTH_FAILURES_PER_MINUTE),
+    MATTE_TRUSTED_PROXIES: PROXY,
   },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -172,10 +184,13 @@ interface Answer {
   body: Buffer;
 }
 
-/** A request on a new connection (no keep-alive: every request opens and closes a socket). */
-function request(method: string, path: string, body?: { body: Buffer; type: string }, headers: Record<string, string> = { 'X-Api-Key': KEY }): Promise<Answer> {
+/**
+ * A request on a new connection (no keep-alive: every request opens and closes a socket), from
+ * `from` (a loopback address; default 127.0.0.1).
+ */
+function request(method: string, path: string, body?: { body: Buffer; type: string }, headers: Record<string, string> = { 'X-Api-Key': KEY }, from?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: { ...headers, ...(body ? { 'Content-Type': body.type, 'Content-Length': body.body.length } : {}) } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, localAddress: from, headers: { ...headers, ...(body ? { 'Content-Type': body.type, 'Content-Length': body.body.length } : {}) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
@@ -289,10 +304,33 @@ const KINDS: Record<string, { weight: number; expect: number[]; run: () => Promi
     expect: [400],
     run: () => request('POST', '/images/edit', multipart({ input: file('photo.png'), operations: pick(['[{"blur":999}]', '[{"explode":true}]', 'not json', '[]']) })),
   },
+  // The throttle: a stale key in a loop and a guesser's random keys from the guesser's address,
+  // and a right key from there too; a wrong and a right key through the trusted proxy, for two
+  // clients behind it (the right one sometimes from the guesser's own client address).
   'wrong key': {
-    weight: 3,
-    expect: [401],
-    run: () => request('POST', '/images/edit', multipart({ input: file('photo.png'), operations: EDITS[0]! }), { 'X-Api-Key': 'wrong' }),
+    weight: 2,
+    expect: [401, 429],
+    run: () => request('POST', '/images/edit', multipart({ input: file('photo.png'), operations: EDITS[0]! }), { 'X-Api-Key': 'wrong' }, GUESSER),
+  },
+  'guessed key': {
+    weight: 2,
+    expect: [401, 429],
+    run: () => request('POST', '/images/edit', multipart({ input: file('photo.png'), operations: EDITS[0]! }), { 'X-Api-Key': `guess-${Math.random().toString(36).slice(2)}` }, GUESSER),
+  },
+  'right key beside guesser': {
+    weight: 2,
+    expect: [200],
+    run: () => request('POST', '/images/edit', multipart({ input: file('photo.jpg'), operations: pick(EDITS), output: 'raw' }), { 'X-Api-Key': KEY }, GUESSER),
+  },
+  'wrong key via proxy': {
+    weight: 2,
+    expect: [401, 429],
+    run: () => request('POST', '/images/edit', multipart({ input: file('photo.png'), operations: EDITS[0]! }), { 'X-Api-Key': pick(['wrong', `guess-${Math.random().toString(36).slice(2)}`]), 'X-Forwarded-For': '203.0.113.7' }, PROXY),
+  },
+  'right key via proxy': {
+    weight: 2,
+    expect: [200],
+    run: () => request('POST', '/images/edit', multipart({ input: file('photo.jpg'), operations: pick(EDITS), output: 'raw' }), { 'X-Api-Key': KEY, 'X-Forwarded-For': pick(['203.0.113.7', '203.0.113.8']) }, PROXY),
   },
   'bad url': {
     weight: 4,
@@ -432,12 +470,23 @@ const errorLogs = serverOutput.split('\n').filter((line) => /"level":(50|60)/.te
 if (errorLogs.length) failures.push(`${errorLogs.length} error lines in the server's log`);
 if (unexpected.length) failures.push(`${unexpected.length} answers of a status their kind never gets`);
 if (exitCode !== 0) failures.push(`the server exited with ${exitCode} on SIGTERM`);
+// Every kind but the wrong keys sends the right key (or none is needed): none may ever be 429.
+const WRONG_KEY_KINDS = ['wrong key', 'guessed key', 'wrong key via proxy'];
+let rightKey429 = 0, wrongKey429 = 0;
+for (const [kind, byStatus] of statuses) {
+  if (WRONG_KEY_KINDS.includes(kind)) wrongKey429 += byStatus.get(429) ?? 0;
+  else rightKey429 += byStatus.get(429) ?? 0;
+}
+if (rightKey429) failures.push(`${rightKey429} requests with the right key were answered 429`);
+const wrongKeysSent = WRONG_KEY_KINDS.reduce((n, kind) => n + [...(statuses.get(kind)?.values() ?? [])].reduce((a, b) => a + b, 0), 0);
+if (wrongKeysSent > 4 * AUTH_FAILURES_PER_MINUTE && wrongKey429 === 0) failures.push(`${wrongKeysSent} wrong keys and not one 429: the throttle did not engage`);
 
 const rssAll = loaded.map((s) => s.rss);
 console.log('\nsoak: statuses by kind');
 for (const [kind, byStatus] of [...statuses.entries()].sort()) {
   console.log(`  ${kind.padEnd(20)} ${[...byStatus.entries()].sort().map(([s, n]) => `${s === 0 ? 'no answer' : s}: ${n}`).join(', ')}`);
 }
+console.log(`soak: wrong keys ${wrongKeysSent}, of which 429 ${wrongKey429}; right keys answered 429: ${rightKey429}`);
 console.log(`soak: ${sent} requests in ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${skipped} slots skipped at the in-flight cap), ${clientErrors} client errors, ${fiveHundreds} 5xx`);
 console.log(`soak: RSS MB after warm-up: min ${mb(Math.min(...rssAll))}, max ${mb(Math.max(...rssAll))}, median 2nd quarter ${mb(q2)}, last quarter ${mb(q4)}`);
 console.log(`soak: fds idle after warm-up ${warmIdle?.fds ?? 'n/a'}, idle at the end ${endIdle.fds}, max under load ${Math.max(...samples.map((s) => s.fds))}`);
@@ -450,5 +499,5 @@ if (failures.length) {
   if (serverOutput.trim()) console.log(`server output (last 3000 characters):\n${serverOutput.slice(-3000)}`);
   process.exit(1);
 }
-console.log('soak: passed (0 5xx, RSS flat, no descriptor or temporary file left, no error logged)');
+console.log('soak: passed (0 5xx, no right key answered 429, the throttle engaged, RSS flat, no descriptor or temporary file left, no error logged)');
 process.exit(0);

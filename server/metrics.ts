@@ -130,11 +130,10 @@ function digest(value: string): Buffer {
 export function metricsRoute(router: Router, metrics: Metrics, key: string, failures?: AuthFailures): void {
   const wanted = digest(key);
   router.get('/metrics', async (ctx) => {
-    failures?.check(ctx.ip);
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
     const given = bearer ?? ctx.get('X-Api-Key');
     if (!given || !timingSafeEqual(digest(given), wanted)) {
-      failures?.failed(ctx.ip);
+      failures?.wrongKey(ctx.ip, given);
       throw new HttpError(401, 'unauthorized', 'send the metrics key (MATTE_METRICS_KEY) as Authorization: Bearer KEY', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
     }
     ctx.set('Cache-Control', 'no-store');

@@ -148,7 +148,6 @@ export function apiKeyAuth(keys: readonly string[], failures?: AuthFailures) {
   // Filled and compared synchronously, so one buffer serves every request.
   const candidate = Buffer.alloc(width);
   return async (ctx: Context, next: Next) => {
-    failures?.check(ctx.ip);
     const given = ctx.get('X-Api-Key');
     candidate.fill(0);
     candidate.write(given, 'utf8'); // a longer key is cut short here, and its length matches no key's
@@ -156,7 +155,7 @@ export function apiKeyAuth(keys: readonly string[], failures?: AuthFailures) {
     let ok = false;
     for (const key of padded) ok = (timingSafeEqual(candidate, key.bytes) && length === key.length) || ok;
     if (!given || !ok) {
-      failures?.failed(ctx.ip);
+      failures?.wrongKey(ctx.ip, given); // 429 once this key or this address has failed too often
       throw new HttpError(401, 'unauthorized', given ? 'the API key in X-Api-Key is not valid' : 'send your API key in the X-Api-Key header', {
         headers: { 'WWW-Authenticate': 'X-Api-Key' },
         closeConnection: true,
