@@ -1,6 +1,6 @@
 // Builds the Koa app from a Config (testable without listening) and starts/stops the HTTP server.
 //
-//   request id + access log -> idle deadline of the response -> shutdown marker -> bounded drain of
+//   request id + access log -> client address (trusted proxies) -> idle deadline of the response -> shutdown marker -> bounded drain of
 //   unread bodies -> JSON errors -> router (image routes: API key (and its failure count) -> load
 //   shedding -> form -> job limiter) -> 404 / 405. /metrics without a key listens apart.
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,7 @@ import { listenForMetrics, type MetricsListener } from './metrics-listener.js';
 import { AuthFailures } from './auth-failures.js';
 import { JobLimiter, RunningJobs, shedLoad } from './jobs.js';
 import { apiKeyAuth, drainUnreadBody, requestContext } from './middleware.js';
+import { clientAddresses } from './client-address.js';
 import { idleResponseDeadline } from './response-deadline.js';
 import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
@@ -119,6 +120,7 @@ export function createApp(options: AppOptions): MatteApp {
   webRoutes(router); // GET / (the playground) and /docs: public pages, see server/web/
 
   app.use(requestContext(logger));
+  app.use(clientAddresses(config.trustedProxies, logger));
   app.use(idleResponseDeadline(config.idleTimeoutMs));
   app.use(services.metrics.middleware());
   const cors = corsMiddleware(config.corsOrigins);

@@ -12,13 +12,14 @@ import { MODEL_NAME } from '../lib/schema.js';
 import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
 import { CDN_VARIABLES, loadCdnConfig, type CdnConfig } from './config-cdn.js';
+import { loadProxyConfig, PROXY_VARIABLES, type ProxyConfig } from './config-proxy.js';
 
 export { ConfigError, type Env } from './config-env.js';
 
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
 
-export interface Config extends ScaleConfig, CdnConfig {
+export interface Config extends ScaleConfig, CdnConfig, ProxyConfig {
   port: number;
   host: string;
   /** Absolute base of result URLs, no trailing slash. */
@@ -99,6 +100,7 @@ export const CONFIG_VARIABLES = [
   'UV_THREADPOOL_SIZE',
   ...SCALE_VARIABLES,
   ...CDN_VARIABLES,
+  ...PROXY_VARIABLES,
 ] as const;
 
 function splitKeys(text: string): string[] {
@@ -254,6 +256,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     logLevel,
     ...loadScaleConfig(env),
     ...loadCdnConfig(env),
+    ...loadProxyConfig(env),
   };
 }
 

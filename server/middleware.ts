@@ -45,11 +45,13 @@ class RequestState {
 /**
  * Gives every request an id (a well-formed incoming X-Request-Id is kept, so a proxy's id carries
  * through), sets X-Request-Id on every response, and logs one line per request when it is done:
- * id, method, path, status, bytes and milliseconds. Headers (and so API keys) are never logged.
+ * id, method, path, status, bytes, milliseconds, client and peer addresses. Headers (and so API
+ * keys) are never logged.
  */
 export function requestContext(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     const started = process.hrtime.bigint();
+    const peer = ctx.req.socket.remoteAddress; // read now: a destroyed socket may no longer say
     const incoming = ctx.get('X-Request-Id');
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
     ctx.state = new RequestState(logger, requestId);
@@ -57,6 +59,9 @@ export function requestContext(logger: Logger) {
     ctx.res.once('close', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const line: Record<string, unknown> = { reqId: requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, bytes: ctx.response.length };
+      // The client (ctx.ip: behind a trusted proxy, the address it names; server/client-address.ts) and the connection's peer.
+      line.client = ctx.ip;
+      line.peer = peer;
       if (!ctx.res.writableFinished) line.aborted = true;
       if (ctx.state.errorCode) line.code = ctx.state.errorCode;
       logger.info(line, 'request');

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
 import { startServer, type RunningServer } from '../../server/app.js';
 import { loadConfig, type Config } from '../../server/config.js';
 import { waitFor } from './wait.js';
@@ -28,7 +29,7 @@ export interface TestServer {
 }
 
 /** Starts the app in this process on 127.0.0.1 with a fresh results directory. */
-export async function startTestServer(env: Record<string, string> = {}, options: { isAllowedAddress?: (address: string) => boolean } = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { isAllowedAddress?: (address: string) => boolean; logger?: Logger } = {}): Promise<TestServer> {
   const resultsDir = env.MATTE_RESULTS_DIR ?? (await tempDir('matte-results-'));
   const config = loadConfig({
     PORT: '0',
@@ -40,7 +41,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     MATTE_METRICS_ADDRESS: 'off',
     ...env,
   });
-  const running = await startServer({ config, isAllowedAddress: options.isAllowedAddress });
+  const running = await startServer({ config, isAllowedAddress: options.isAllowedAddress, logger: options.logger });
   const port = (running.server.address() as net.AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
