@@ -11,6 +11,7 @@ import { clientAddress, compileTrust } from '../../server/client-address.js';
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { MAX_TRUSTED_HOPS } from '../../server/config-proxy.js';
 import { gradient } from '../helpers/images.js';
+import { NGINX, startNginx } from '../helpers/nginx.js';
 import { form, rawRequest, startTestServer, statusOf, TEST_KEY, type Fields, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -40,7 +41,7 @@ async function start(env: Record<string, string>): Promise<Logged> {
 let sequence = 0;
 
 /** POSTs `fields` to /images/edit from the loopback address `from`; resolves to the status and the request's id. */
-async function postFrom(server: TestServer, from: string, headers: Record<string, string>, fields: Fields = EDIT): Promise<{ status: number; id: string; body: string }> {
+async function postFrom(server: { port: number }, from: string, headers: Record<string, string>, fields: Fields = EDIT): Promise<{ status: number; id: string; body: string }> {
   const id = `proxy-test-${++sequence}`;
   const encoded = new Response(form(fields));
   const type = encoded.headers.get('content-type')!;
@@ -249,6 +250,43 @@ for (const through of ['an untrusted proxy', 'a trusted proxy'] as const) {
       assert.is(await metrics('wrong-0'), 401, 'a key already counted may fail up to its own count');
       assert.is(await metrics('scrape-secret'), 200, 'the right metrics key still serves');
     } finally {
+      await logged.server.close();
+    }
+  });
+}
+
+// ---- docs/deploy.md's nginx in front ------------------------------------------------------------------
+
+if (!NGINX) {
+  console.log('skip trusted-proxies through nginx: nginx is not installed (apt-get install nginx)');
+} else {
+  test("through docs/deploy.md's nginx: the address nginx saw is the client, whatever the client wrote; its wrong keys are its own", async () => {
+    const logged = await start({ MATTE_TRUSTED_PROXIES: '127.0.0.1' }); // nginx connects from 127.0.0.1
+    const nginx = await startNginx(
+      (port) => `  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 26m;
+    location / {
+      proxy_pass http://127.0.0.1:${logged.server.port};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_request_buffering off;
+    }
+  }`,
+    );
+    try {
+      const spoofing = await postFrom(nginx, GUESSER, { 'X-Api-Key': TEST_KEY, 'X-Forwarded-For': '127.0.0.9' });
+      assert.is(spoofing.status, 200, spoofing.body);
+      const line = await accessLine(logged, spoofing.id);
+      assert.is(line.client, GUESSER);
+      assert.is(line.peer, '127.0.0.1');
+      for (let i = 0; i < 3; i++) assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': `guess-${i}`, 'X-Forwarded-For': `127.0.0.${20 + i}` })).status, 401);
+      assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': 'guess-3' })).status, 429, 'the guesser, whatever it wrote');
+      assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': TEST_KEY })).status, 200, 'a right key from the same address');
+      assert.is((await postFrom(nginx, '127.0.0.4', { 'X-Api-Key': 'guess-3' })).status, 401, 'another client behind nginx');
+    } finally {
+      await nginx.stop();
       await logged.server.close();
     }
   });
