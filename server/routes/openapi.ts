@@ -76,7 +76,7 @@ const imageResponses = {
   },
   '400': errorResponse('invalid_field, unknown_field, invalid_operations, invalid_json, invalid_multipart, input_missing, input_url_forbidden (a non-public address, or a port other than 80 and 443 unless MATTE_URL_PORTS allows it)'),
   '401': errorResponse('unauthorized: missing or wrong X-Api-Key'),
-  '429': errorResponse('too_many_failures: too many wrong keys from this address within a minute (MATTE_AUTH_FAILURES_PER_MINUTE; with Retry-After)'),
+  '429': errorResponse('too_many_failures: a wrong key, after it failed too often or too many different wrong keys came from this client address within a minute (MATTE_AUTH_FAILURES_PER_MINUTE; with Retry-After); a right key is never refused so'),
   '408': errorResponse('request_timeout: the body was not received in time'),
   '413': errorResponse('input_too_large (upload or fetched body), image_too_large (pixels or frames)'),
   '415': errorResponse('unsupported_image'),
@@ -222,7 +222,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         get: {
           summary: 'Prometheus metrics (text exposition format). On this port only when MATTE_METRICS_KEY is set, with Authorization: Bearer KEY (or X-Api-Key: KEY), else 404; without a key on the separate listener MATTE_METRICS_ADDRESS (default 127.0.0.1:9464)',
           security: [{ MetricsKey: [] }],
-          responses: { '200': { description: 'the metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': errorResponse('unauthorized: the metrics key was not sent'), '429': errorResponse('too_many_failures: too many wrong keys from this address (with Retry-After)') },
+          responses: { '200': { description: 'the metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': errorResponse('unauthorized: the metrics key was not sent'), '429': errorResponse('too_many_failures: a wrong key, after too many wrong keys from this client address (with Retry-After)') },
         },
       },
     },
