@@ -453,8 +453,8 @@ host.close();
 
 const loaded = samples.filter((s) => s.t * 1000 >= warmupMs);
 const quarter = Math.floor(loaded.length / 4);
-const q2 = median(loaded.slice(quarter, 2 * quarter).map((s) => s.rss));
-const q4 = median(loaded.slice(3 * quarter).map((s) => s.rss));
+const quarters = [0, 1, 2, 3].map((i) => median(loaded.slice(i * quarter, i === 3 ? undefined : (i + 1) * quarter).map((s) => s.rss)));
+const [, q2 = 0, , q4 = 0] = quarters;
 const failures: string[] = [];
 let fiveHundreds = 0;
 for (const byStatus of statuses.values()) for (const [status, n] of byStatus) if (status >= 500) fiveHundreds += n;
@@ -488,7 +488,7 @@ for (const [kind, byStatus] of [...statuses.entries()].sort()) {
 }
 console.log(`soak: wrong keys ${wrongKeysSent}, of which 429 ${wrongKey429}; right keys answered 429: ${rightKey429}`);
 console.log(`soak: ${sent} requests in ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${skipped} slots skipped at the in-flight cap), ${clientErrors} client errors, ${fiveHundreds} 5xx`);
-console.log(`soak: RSS MB after warm-up: min ${mb(Math.min(...rssAll))}, max ${mb(Math.max(...rssAll))}, median 2nd quarter ${mb(q2)}, last quarter ${mb(q4)}`);
+console.log(`soak: RSS MB after warm-up: min ${mb(Math.min(...rssAll))}, max ${mb(Math.max(...rssAll))}, median by quarter ${quarters.map(mb).join(' / ')}`);
 console.log(`soak: fds idle after warm-up ${warmIdle?.fds ?? 'n/a'}, idle at the end ${endIdle.fds}, max under load ${Math.max(...samples.map((s) => s.fds))}`);
 console.log(`soak: results dir at the end ${endIdle.resultFiles} files, ${mb(endIdle.resultBytes)} MB (max ${Math.max(...samples.map((s) => s.resultFiles))} files); temporary files ${tempAfterWarmup} after warm-up, ${tempAtEnd} at the end; ${errorLogs.length} error lines in the server's log`);
 for (const u of unexpected) console.log(`  unexpected: ${u.replace(/\s+/g, ' ').slice(0, 200)}`);
