@@ -58,7 +58,7 @@ function forwardedFor(value: string | undefined): string {
  */
 export function clientAddress(req: IncomingMessage, trust: Trust | undefined): string {
   const peer = req.socket.remoteAddress ?? '';
-  if (!trust || (req.headers['x-forwarded-for'] === undefined && req.headers.forwarded === undefined) || !trust(peer, 0)) return peer;
+  if (!trust || !peer || (req.headers['x-forwarded-for'] === undefined && req.headers.forwarded === undefined) || !trust(peer, 0)) return peer;
   const chain = forwardingChain(req, peer);
   let index = 0;
   while (index + 1 < chain.length) {
