@@ -2,9 +2,9 @@
 // always served: clients that share an address (behind one proxy or NAT) are never refused for
 // another's wrong keys. Within a minute of an address's first failure, each wrong key (told apart
 // by a keyed hash, so the table holds no key) fails at most MATTE_AUTH_FAILURES_PER_MINUTE times
-// (a stale key in a retry loop), and at most that many different wrong keys are tried (a guesser
-// rotating keys); past either, a wrong key from there is answered 429 with Retry-After until the
-// minute is over. The table is bounded: beyond MAX_ADDRESSES addresses or MAX_KEYS keys the oldest
+// (a stale key in a retry loop), and at most that many different wrong keys are tried; past
+// either, a wrong key from there is answered 429 with Retry-After until the minute is over. This
+// bounds what wrong keys cost, not guessing: a right guess is still served (docs/api.md says why). The table is bounded: beyond MAX_ADDRESSES addresses or MAX_KEYS keys the oldest
 // addresses go.
 import { createHmac, randomBytes } from 'node:crypto';
 import { HttpError } from './errors.js';
