@@ -72,6 +72,8 @@ export interface LoadedModel {
   name: string;
   entry: ModelEntry;
   path: string;
+  /** sha256 of the file loaded (checked against the entry's, or the one recorded when it was fetched). */
+  sha256: string;
   handle: NativeModel;
 }
 
@@ -221,7 +223,7 @@ async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> 
     const error = fromNativeError(err);
     throw new MatteError(error.code, `model "${chosen}": ${error.message}`, error.path);
   }
-  return { name: chosen, entry, path, handle };
+  return { name: chosen, entry, path, sha256: digest!, handle };
 }
 
 /** Loaded (or loading) models by name. A model nobody asked for is never loaded. */
