@@ -11,6 +11,8 @@ interface ModelRow {
   name: string;
   default: boolean;
   license: string;
+  /** What the licence covers or requires, beyond its name (registry `licenseNote`). */
+  licenseNote?: string;
   /** Why the licence restricts use; such a model is fetched only when named. */
   restriction?: string;
   /** Bytes of the file as published (null: the publisher does not say). */
@@ -40,11 +42,12 @@ async function listModels(): Promise<ModelRow[]> {
         name,
         default: name === registry.default,
         license: entry.license,
+        ...(entry.licenseNote ? { licenseNote: entry.licenseNote } : {}),
         ...(restriction ? { restriction } : {}),
         size: entry.size ?? null,
         input: `${entry.input.width}x${entry.input.height}`,
         cost,
-        expectedCost: COST_CLASSES[cost].expected,
+        expectedCost: Object.hasOwn(COST_CLASSES, cost) ? COST_CLASSES[cost].expected : 'unknown cost class',
         source: [entry.source.npm && `npm ${entry.source.npm}`, entry.source.url].filter(Boolean).join(', or '),
         ...(entry.source.origin ? { origin: entry.source.origin } : {}),
         fetched: size !== undefined,
@@ -77,6 +80,7 @@ export function modelsCommand(program: Command): void {
         const note = row.restriction ? `  (${row.restriction}: fetched only when named)` : '';
         process.stdout.write(
           `${row.name.padEnd(width)}  ${row.default ? 'default ' : '        '}${row.license.padEnd(licenceWidth)}  ${row.input.padEnd(9)}  ${row.cost.padEnd(6)}  ${size.padEnd(18)}  ${state}${note}\n` +
+            (row.licenseNote ? `${' '.repeat(width + 2)}licence: ${row.licenseNote}\n` : '') +
             `${' '.repeat(width + 2)}from ${row.source}\n`,
         );
       }

@@ -25,7 +25,7 @@ import { modelFor } from './models.js';
 import { scaledTimeoutMs } from './model-cost.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { MATTE_VERSION } from './version.js';
-import { lookUpMatte, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
+import { checkMatteCache, lookUpMatte, lookupDeadlineMs, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
 
 export * from './schema.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
@@ -134,16 +134,24 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 
 async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl & InputOptions, matteCache?: MatteCache): Promise<Result> {
   const given = jobTimeoutMs(control);
+  checkMatteCache(matteCache);
   const resolved = resolveLimits(limits);
   const buffer = await toBuffer(input, control.handOver);
   const index = steps.findIndex((s) => s.op === 'removeBackground');
   const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
   // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
-  const timeoutMs = scaledTimeoutMs(given, model);
+  let timeoutMs = scaledTimeoutMs(given, model);
   // The addon hands a matte over only where the step runs on one frame (a still image, or an
   // animation's first frame alone): that frame is the same whatever the output, so not in the key.
   const cache = model ? matteCache : undefined;
-  const lookup = cache ? await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels) : undefined;
+  let lookup;
+  if (cache) {
+    // The lookup is part of the job: within its deadline, stopped by the job's signal, and its
+    // time taken from the job's budget.
+    const started = Date.now();
+    lookup = await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels, { deadlineMs: lookupDeadlineMs(timeoutMs), signal: control.signal });
+    if (timeoutMs > 0) timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
+  }
   const plan: NativePlan = {
     steps,
     format,

@@ -55,6 +55,23 @@ function abortedError(signal: AbortSignal): MatteError {
 }
 
 /**
+ * `work` (what a job does before its native part: a matte-cache lookup), or the job's `aborted`
+ * error as soon as `signal` aborts, already aborted included. The work itself is left to end.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(abortedError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
  * Runs one native job that `signal` can stop. `run` receives the job handle to pass to
  * addon.run(). Native errors become MatteErrors.
  */

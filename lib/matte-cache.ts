@@ -2,12 +2,16 @@
 // (after refinement, at the size of the image at that step) is kept in a cache the caller gives,
 // under a key of everything that determines it, and handed to the addon instead of running the
 // model again. The cache only stores opaque bytes; this file makes the key, and writes and checks
-// the entries, so a cache that returns anything else (corrupt, truncated, another key's entry)
-// costs a recomputation, never a wrong cut-out.
+// the entries, so a cache that returns anything else (corrupt, truncated, another key's entry, not
+// bytes at all) costs a recomputation, never a wrong cut-out nor a failed job. Every lookup and
+// every write has a deadline: a cache that is slow or never answers costs a miss or a dropped
+// entry, never a job, a slot or a shutdown that waits for it.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { deflate, inflate } from 'node:zlib';
+import { MatteError } from './errors.js';
+import { untilAborted } from './job.js';
 import { addonCandidates } from './platform.js';
 import type { LoadedModel } from './models.js';
 import type { Step } from './schema.js';
@@ -15,8 +19,10 @@ import { MATTE_VERSION } from './version.js';
 
 /**
  * Where mattes are kept: any store of bytes by key (a Map, Redis, a directory, the server's result
- * store). Both methods may be synchronous or return promises; a `get` that throws counts as a miss,
- * a `put` that throws is ignored. `report`, if given, is told what each job did with the cache.
+ * store). Both methods may be synchronous or return promises; a `get` that throws or does not
+ * answer within LOOKUP_DEADLINE_MS counts as a miss, and one that answers anything but the bytes
+ * `put` was given as bad; a `put` that throws or takes longer than WRITE_DEADLINE_MS is dropped.
+ * `report`, if given, is told what each job did with the cache.
  */
 export interface MatteCache {
   get(key: string): Uint8Array | undefined | Promise<Uint8Array | undefined>;
@@ -33,6 +39,11 @@ export interface MatteBytes {
   width: number;
   height: number;
 }
+
+/** The longest a lookup may take, and at most a quarter of the job's budget (which it counts against). */
+export const LOOKUP_DEADLINE_MS = 2000;
+/** The longest a write may take: it runs after the answer, and whoever waits for it waits at most this. */
+export const WRITE_DEADLINE_MS = 10_000;
 
 const MAGIC = Buffer.from('matte-cache-1\n');
 const HEADER = MAGIC.length + 32 + 8; // magic, sha256 of the key, width and height
@@ -52,11 +63,19 @@ function addonFingerprint(): string {
   return addonDigest;
 }
 
+/** JSON with every object's keys in order: the same settings make the same text, however written. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
 /**
  * The key of the matte of `steps[index]` (a removeBackground) on `input`: the input's bytes, the
  * steps before it (normalised, defaults filled in), the frame (the first: the addon hands over no
- * matte of a job on several frames), the model and its file's sha256, the refinement settings and
- * matte's build.
+ * matte of a job on several frames), the model's name, the sha256 of the file loaded and every
+ * setting of its entry that the addon is given (`input`: size and normalisation; `output`: which
+ * output and its post-processing), the refinement settings and matte's build.
  */
 export function matteKey(input: Uint8Array, steps: readonly Step[], index: number, model: LoadedModel): string {
   const step = steps[index] as Extract<Step, { op: 'removeBackground' }>;
@@ -66,11 +85,11 @@ export function matteKey(input: Uint8Array, steps: readonly Step[], index: numbe
     input: createHash('sha256').update(input).digest('hex'),
     before: steps.slice(0, index),
     frame: 0,
-    model: { name: model.name, sha256: model.entry.sha256 },
+    model: { name: model.name, sha256: model.sha256, input: model.entry.input, output: model.entry.output },
     refine: step.refine ?? true,
     tta: step.tta ?? false,
   };
-  return createHash('sha256').update(JSON.stringify(what)).digest('hex');
+  return createHash('sha256').update(canonicalJson(what)).digest('hex');
 }
 
 /** An entry: the header (which key, the size) and the matte, deflated (zlib's Adler-32 checks it on reading). */
@@ -115,31 +134,84 @@ export function reportMatte(cache: MatteCache, outcome: MatteCacheOutcome): void
   }
 }
 
-/** Looks the matte up (a failing cache is a miss, an unreadable entry bad); the hit is reported once the addon used it. */
-export async function lookUpMatte(cache: MatteCache, key: string, maxPixels: number): Promise<MatteLookup> {
-  let entry: Uint8Array | undefined;
+/** What a lookup or a write gives when its deadline passes first. */
+const LATE = Symbol('late');
+
+/**
+ * `work`, or LATE once `ms` have passed (the work is left to end by itself). `keepAlive`: the timer
+ * keeps the process running (a job waits for the answer); without it a process with nothing else
+ * to do may exit (a write nobody waits for).
+ */
+async function withDeadline<T>(work: Promise<T>, ms: number, keepAlive: boolean): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), ms);
+    if (!keepAlive) timer.unref();
+  });
   try {
-    entry = await cache.get(key);
-  } catch {
-    entry = undefined;
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
   }
-  if (!entry) {
+}
+
+/** The deadline of a lookup in a job with `budgetMs` (0: no budget): LOOKUP_DEADLINE_MS, and at most a quarter of the budget. */
+export function lookupDeadlineMs(budgetMs: number): number {
+  return budgetMs > 0 ? Math.max(1, Math.min(LOOKUP_DEADLINE_MS, Math.floor(budgetMs / 4))) : LOOKUP_DEADLINE_MS;
+}
+
+/**
+ * Looks the matte up: a cache that fails or answers past `deadlineMs` is a miss, an answer that is
+ * not a whole entry of this key (not bytes at all, included) is bad; the hit is reported once the
+ * addon used it. Rejects with the job's `aborted` error as soon as `signal` aborts.
+ */
+export async function lookUpMatte(cache: MatteCache, key: string, maxPixels: number, control: { deadlineMs: number; signal?: AbortSignal }): Promise<MatteLookup> {
+  let entry: unknown;
+  try {
+    entry = await untilAborted(
+      withDeadline(
+        new Promise<unknown>((resolve) => resolve(cache.get(key))), // a get that throws synchronously rejects here
+        control.deadlineMs,
+        true,
+      ),
+      control.signal,
+    );
+  } catch (err) {
+    if (control.signal?.aborted) throw err;
+    entry = undefined; // the cache failed: a miss
+  }
+  if (entry === undefined || entry === null || entry === LATE) {
     reportMatte(cache, 'miss');
     return { key };
   }
-  const given = await decodeEntry(key, entry, maxPixels);
+  // Only bytes can be an entry: a string, an ArrayBuffer or any other object is a bad one.
+  const given = entry instanceof Uint8Array ? await decodeEntry(key, entry, maxPixels) : undefined;
   if (!given) reportMatte(cache, 'bad');
   return given ? { key, given } : { key };
 }
 
-/** Stores a computed matte after the job answered: nothing waits for it, and a failure only drops it. */
+/**
+ * Stores a computed matte after the job answered: nothing waits for it, and a failure, or a write
+ * still running after WRITE_DEADLINE_MS, only drops it.
+ */
 export function storeMatte(cache: MatteCache, key: string, matte: MatteBytes): void {
   void (async () => {
     try {
-      await cache.put(key, await encodeEntry(key, matte));
-      reportMatte(cache, 'stored');
+      const entry = await encodeEntry(key, matte);
+      const written = await withDeadline(new Promise<void>((resolve) => resolve(cache.put(key, entry))), WRITE_DEADLINE_MS, false);
+      reportMatte(cache, written === LATE ? 'dropped' : 'stored');
     } catch {
       reportMatte(cache, 'dropped');
     }
   })();
+}
+
+/** Refuses a `matteCache` option that is not a cache (a programming error, said as one). */
+export function checkMatteCache(cache: unknown): asserts cache is MatteCache | undefined {
+  if (cache === undefined) return;
+  const c = cache as Partial<MatteCache> | null;
+  if (typeof c !== 'object' || c === null || typeof c.get !== 'function' || typeof c.put !== 'function') {
+    throw new MatteError('invalid_option', 'matteCache: must be an object with get(key) and put(key, bytes) methods', 'matteCache');
+  }
 }

@@ -21,6 +21,6 @@ export type CostClass = keyof typeof COST_CLASSES;
 /** The job budget for a job that runs `model` (0, no limit, stays 0). */
 export function scaledTimeoutMs(timeoutMs: number, model: LoadedModel | undefined): number {
   const cost = model?.entry.cost;
-  if (!timeoutMs || !cost || !(cost in COST_CLASSES)) return timeoutMs;
+  if (!timeoutMs || !cost || !Object.hasOwn(COST_CLASSES, cost)) return timeoutMs;
   return timeoutMs * COST_CLASSES[cost].timeoutScale;
 }

@@ -19,6 +19,8 @@ export interface ModelEntry {
   /** The reference implementation whose recipe the entry follows (u2net, isnet, birefnet, imgly-isnet). */
   family?: string;
   license: string;
+  /** What a user must know about the licence beyond its name (whose it is, what it covers), said by `matte models list`. */
+  licenseNote?: string;
   /** What a job costs (lib/model-cost.ts); its job budget is scaled by the class. Default small. */
   cost?: CostClass;
   /** Bytes of the file as published; null when the publisher does not say (the checksum alone is checked). */
@@ -70,6 +72,8 @@ export interface LoadedModel {
   name: string;
   entry: ModelEntry;
   path: string;
+  /** sha256 of the file loaded (checked against the entry's, or the one recorded when it was fetched). */
+  sha256: string;
   handle: NativeModel;
 }
 
@@ -87,6 +91,14 @@ let registryCache: Registry | undefined;
 export async function modelRegistry(): Promise<Registry> {
   registryCache ??= JSON.parse(await readFile(REGISTRY_PATH, 'utf8')) as Registry;
   return registryCache;
+}
+
+/**
+ * The registry's entry of `name`, looked up as an own property only: `constructor`, `toString` or
+ * `__proto__` name no model (the prototype's members are not entries).
+ */
+export function registryEntry(registry: Pick<Registry, 'models'>, name: string): ModelEntry | undefined {
+  return Object.hasOwn(registry.models, name) ? registry.models[name] : undefined;
 }
 
 export async function sha256File(path: string): Promise<string> {
@@ -118,10 +130,11 @@ export function recordedSha256(path: string): string | undefined {
   }
 }
 
-/** Licences that restrict use (copyleft over a network, non-commercial): never fetched implicitly. */
+/** Licences that restrict use (copyleft over a network, non-commercial, none stated): never fetched implicitly. */
 export function restrictedLicense(license: string): string | undefined {
   if (/AGPL/i.test(license)) return 'AGPL: a service that runs it must offer its source to its users';
   if (/(^|-)NC(-|$)/i.test(license)) return 'non-commercial use only';
+  if (/^none stated$/i.test(license.trim())) return 'no licence stated: using it needs its publisher\'s permission';
   return undefined;
 }
 
@@ -158,7 +171,7 @@ export interface LoadOptions {
 async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> {
   const registry = await modelRegistry();
   // `entry` stands in for the registry's entry of that name (a model not in models/registry.json).
-  const entry = options.entry ?? registry.models[chosen];
+  const entry = options.entry ?? registryEntry(registry, chosen);
   if (!entry) {
     throw new MatteError('model_error', `unknown model "${chosen}" (registry: ${Object.keys(registry.models).join(', ')})`);
   }
@@ -210,7 +223,7 @@ async function load(chosen: string, options: LoadOptions): Promise<LoadedModel> 
     const error = fromNativeError(err);
     throw new MatteError(error.code, `model "${chosen}": ${error.message}`, error.path);
   }
-  return { name: chosen, entry, path, handle };
+  return { name: chosen, entry, path, sha256: digest!, handle };
 }
 
 /** Loaded (or loading) models by name. A model nobody asked for is never loaded. */

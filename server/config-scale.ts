@@ -10,6 +10,7 @@ import { ConfigError, flag, httpUrl, integer, present, type Env } from './config
 export const SCALE_VARIABLES = [
   'MATTE_RESULTS_STORE',
   'MATTE_RESULTS_MAX_BYTES',
+  'MATTE_RESULTS_MAX_ENTRIES',
   'MATTE_RESULTS_PRESIGN',
   'MATTE_S3_BUCKET',
   'MATTE_S3_PREFIX',
@@ -44,8 +45,10 @@ export interface S3Settings {
 
 export interface ScaleConfig {
   resultsStore: (typeof RESULT_STORES)[number];
-  /** MATTE_RESULTS_MAX_BYTES (default 1 GiB); 0: no quota. */
+  /** MATTE_RESULTS_MAX_BYTES (default 1 GiB): the space results may take, in whole blocks; 0: no bound. */
   resultsMaxBytes: number;
+  /** MATTE_RESULTS_MAX_ENTRIES (default 100,000): how many results the store may hold; 0: no bound. */
+  resultsMaxEntries: number;
   resultsPresign: boolean;
   /** Set when resultsStore is s3. */
   s3?: S3Settings;
@@ -69,6 +72,13 @@ export function defaultResultsDir(env: Env): string {
 
 /** The default result quota: finite, so that one key holder cannot fill the disk or the bucket. */
 export const DEFAULT_RESULTS_MAX_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The default number of results: finite, so that tiny results cannot take a volume's inodes (a
+ * million 44-byte results fit in 1 GiB of bytes, not of blocks, and ext4 makes an inode for every
+ * 16 KiB); 1 GiB / 100,000 is about 10 KB a result, so for ordinary images the space binds first.
+ */
+export const DEFAULT_RESULTS_MAX_ENTRIES = 100_000;
 
 /** The default key prefix: a bucket's root may hold other applications' objects. */
 export const DEFAULT_S3_PREFIX = 'matte-results/';
@@ -149,6 +159,7 @@ export function loadScaleConfig(env: Env): ScaleConfig {
   return {
     resultsStore: store as ScaleConfig['resultsStore'],
     resultsMaxBytes: integer(env, 'MATTE_RESULTS_MAX_BYTES', DEFAULT_RESULTS_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
+    resultsMaxEntries: integer(env, 'MATTE_RESULTS_MAX_ENTRIES', DEFAULT_RESULTS_MAX_ENTRIES, 0, Number.MAX_SAFE_INTEGER),
     resultsPresign,
     s3: store === 's3' ? s3Settings(env) : undefined,
     metricsKey,

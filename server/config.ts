@@ -294,7 +294,8 @@ function customModelEntries(env: Env): Record<string, ModelEntry & { path: strin
   if (!models || typeof models !== 'object' || Array.isArray(models)) {
     throw new ConfigError(`MATTE_MODELS_FILE=${file} must hold {"models": {"<name>": {...entry, "path": "/abs/file.onnx"}}}`);
   }
-  const entries: Record<string, ModelEntry & { path: string }> = {};
+  // No prototype: a model named `__proto__` is an entry like any other, not the object's prototype.
+  const entries: Record<string, ModelEntry & { path: string }> = Object.create(null);
   for (const [name, entry] of Object.entries(models as Record<string, unknown>)) {
     const e = entry as Partial<ModelEntry & { path: string }>;
     if (!MODEL_NAME.test(name)) throw new ConfigError(`MATTE_MODELS_FILE=${file}: "${name}" is not a model name (letters, digits, . _ -)`);

@@ -11,6 +11,7 @@ import type { Context, Next } from 'koa';
 import { MatteError, type JobControl, type Result } from '../lib/index.js';
 import type { Config } from './config.js';
 import { HttpError } from './errors.js';
+import { routeLabel } from './metrics.js';
 
 export function clientClosed(): HttpError {
   return new HttpError(400, 'client_closed', 'the client went away before the job finished');
@@ -200,7 +201,7 @@ export async function runJob(ctx: Context, services: JobServices, job: (control:
         return await job({ timeout: services.config.jobTimeoutMs / 1000, signal });
       } finally {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9; // in its slot: queueing excluded
-        services.metrics.jobDone(ctx.path, seconds, ctx.state.model as string | undefined);
+        services.metrics.jobDone(routeLabel(ctx), seconds, ctx.state.model as string | undefined);
       }
     }, signal);
   } catch (err) {

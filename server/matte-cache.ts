@@ -1,15 +1,22 @@
 // The server's matte cache (docs/api.md, "The matte cache"): the library's MatteCache over a keyed
 // area of the result store, so every process sharing the store shares the mattes. On by default,
 // off with MATTE_MATTE_CACHE_MAX_BYTES=0; an entry that cannot be written (no room, the store
-// failing) is dropped and the answer is not delayed by it.
+// failing) is dropped and the answer is not delayed by it. The library gives every lookup and
+// write a deadline (lib/matte-cache.ts); here a store that stops answering holds at most
+// MAX_WRITES_IN_FLIGHT entries in memory (later ones are dropped), and a server closing waits for
+// the writes in flight at most WRITE_DEADLINE_MS.
 import type { Logger } from 'pino';
 import type { MatteCache } from '../lib/index.js';
+import { WRITE_DEADLINE_MS } from '../lib/matte-cache.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 
+/** Writes waiting for the store at once; past it an entry is dropped rather than held. */
+const MAX_WRITES_IN_FLIGHT = 32;
+
 export interface ServerMatteCache extends MatteCache {
-  /** Stops the sweeps and waits for the writes in flight; later writes are dropped. */
+  /** Stops the sweeps and waits (at most WRITE_DEADLINE_MS) for the writes in flight; later writes are dropped. */
   close(): Promise<void>;
 }
 
@@ -20,6 +27,7 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     name: 'matte-cache',
     ttlSeconds: config.matteCacheTtlSeconds,
     maxBytes: config.matteCacheMaxBytes,
+    maxEntries: config.matteCacheMaxEntries,
     onError: (err) => logger.warn({ err }, 'matte cache sweep failed'),
   });
   // Writes happen after the answer: a server closing waits for them (the store gives up what it
@@ -30,6 +38,7 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     get: (key) => entries.get(key),
     put: (key, entry) => {
       if (closed) return Promise.reject(new Error('the matte cache is closed'));
+      if (writing.size >= MAX_WRITES_IN_FLIGHT) return Promise.reject(new Error('the store is not keeping up with the matte cache'));
       const write = entries.put(key, Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength)).finally(() => writing.delete(write));
       writing.add(write);
       return write;
@@ -37,7 +46,9 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     report: (outcome) => metrics.matteCacheEvent(outcome),
     close: async () => {
       closed = true;
-      await Promise.allSettled([...writing]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...writing]), new Promise((resolve) => (timer = setTimeout(resolve, WRITE_DEADLINE_MS)))]);
+      clearTimeout(timer);
       await entries.close();
     },
   };

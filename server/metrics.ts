@@ -7,7 +7,7 @@
 //   matte_http_request_duration_seconds{route,method}    request duration histogram
 //   matte_http_unavailable_total{code}                   503s: overloaded, not_ready, store_unavailable, model_error
 //   matte_jobs_running, matte_jobs_queued                 the job limiter now
-//   matte_job_duration_seconds{endpoint}                  image jobs (decode, steps, encode), in a slot
+//   matte_job_duration_seconds{endpoint}                  image jobs (decode, steps, encode), in a slot (endpoint: the route's pattern)
 //   matte_model_job_duration_seconds{model}               jobs that ran the background-removal model
 //   matte_results_stored_total{store}, matte_results_stored_bytes_total{store}
 //   matte_results_in_store, matte_results_in_store_bytes   held now by the store (all processes; last sweep)
@@ -21,6 +21,7 @@ import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AuthFailures } from './auth-failures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MatteCacheOutcome } from '../lib/index.js';
 import { HttpError } from './errors.js';
 import type { JobLimiter } from './jobs.js';
 import type { ResultStore } from './store/index.js';
@@ -29,6 +30,18 @@ interface LabelSet {
   labels: { route: string; method: string };
   byStatus: Map<number, { route: string; method: string; status: string }>;
 }
+
+/**
+ * The route label of a request: the pattern of the route that took it (e.g. /images/results/:name,
+ * /images/signed/*rest), `unmatched` when none did. Never the path: ids, signatures and signed
+ * options must not become labels (each would be a series of its own, and /metrics would print them).
+ */
+export function routeLabel(ctx: Context): string {
+  return typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+}
+
+const SIGNED_OUTCOMES = ['200', '304', '403', 'error'] as const;
+const MATTE_CACHE_OUTCOMES: readonly MatteCacheOutcome[] = ['hit', 'miss', 'bad', 'stored', 'dropped'];
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -54,6 +67,9 @@ export class Metrics {
 
   constructor(limiter: JobLimiter, store: ResultStore) {
     collectDefaultMetrics({ register: this.registry });
+    // The fixed outcomes exist from the start, at 0: a rate over them needs no first event.
+    for (const outcome of SIGNED_OUTCOMES) this.signedRequests.inc({ outcome }, 0);
+    for (const outcome of MATTE_CACHE_OUTCOMES) this.matteCache.inc({ outcome }, 0);
     new Gauge({ name: 'matte_jobs_running', help: 'Image jobs running now', registers: [this.registry], collect() { this.set(limiter.stats.running); } });
     new Gauge({ name: 'matte_jobs_queued', help: 'Image jobs waiting for a slot now', registers: [this.registry], collect() { this.set(limiter.stats.waiting); } });
     // What the store holds, every process's results together, as its last sweep counted (no metric before the first sweep).
@@ -81,8 +97,7 @@ export class Metrics {
       const started = process.hrtime.bigint();
       ctx.res.once('close', () => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        // The route's pattern (e.g. /images/results/:name), never the path: ids must not become labels.
-        const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+        const route = routeLabel(ctx);
         const set = this.labelsOf(route, ctx.method);
         const status = ctx.status;
         let withStatus = set.byStatus.get(status);
@@ -113,11 +128,11 @@ export class Metrics {
     this.urlFetches.inc({ outcome });
   }
 
-  signedRequest(outcome: '200' | '304' | '403' | 'error'): void {
+  signedRequest(outcome: (typeof SIGNED_OUTCOMES)[number]): void {
     this.signedRequests.inc({ outcome });
   }
 
-  matteCacheEvent(outcome: 'hit' | 'miss' | 'stored' | 'dropped' | 'bad'): void {
+  matteCacheEvent(outcome: MatteCacheOutcome): void {
     this.matteCache.inc({ outcome });
   }
 }

@@ -11,16 +11,27 @@ import { HttpError } from './errors.js';
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
- * The path as logged: a result's id is its download capability, so only its first 6 characters
- * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written.
+ * The path as logged. A result's id is its download capability, so only its first 6 characters
+ * (36 of its 144 bits: enough to tell results apart in a log, useless to fetch one) are written. A
+ * signed path is a capability too, and its options segment holds the input URL (base64url of the
+ * options), which is never logged: the signature's first 6 characters and the extension are kept.
  */
 export function loggedPath(path: string): string {
-  // Any spelling of the prefix, whatever follows: a path the router refuses may still hold an id.
-  return path.replace(/^(\/images\/results\/)([^/]*)(.*)$/is, (_m, prefix: string, name: string, rest: string) => {
-    const dot = name.lastIndexOf('.');
-    const ext = dot > 0 ? name.slice(dot) : '';
-    return `${prefix}${name.slice(0, 6)}…${ext}${rest ? '/…' : ''}`;
-  });
+  // Any spelling of the prefixes (case, repeated slashes), whatever follows: a path the router
+  // refuses may still hold an id or a signed URL.
+  return path
+    .replace(/^(\/+images\/+results\/+)([^/]*)(.*)$/is, (_m, prefix: string, name: string, rest: string) => `${prefix}${name.slice(0, 6)}…${extensionOf(name)}${rest ? '/…' : ''}`)
+    .replace(/^(\/+images\/+signed\/+)([^/]*)(.*)$/is, (_m, prefix: string, signature: string, rest: string) => {
+      const options = rest.slice(1);
+      return `${prefix}${signature.slice(0, 6)}…${rest ? `/…${options.includes('/') ? '' : extensionOf(options)}` : ''}`;
+    });
+}
+
+/** `.png` of `name.png` (at most 8 characters of an extension), '' when there is none. */
+function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 ? name.slice(dot) : '';
+  return /^\.[A-Za-z0-9]{1,8}$/.test(ext) ? ext : '';
 }
 
 /**

@@ -52,7 +52,7 @@ export class ModelState {
         // Every job names its model (check()), so the library's default does not matter here.
         for (const name of names) {
           current = name;
-          const custom = this.config.customModels[name];
+          const custom = Object.hasOwn(this.config.customModels, name) ? this.config.customModels[name] : undefined;
           await loadModel(name, { dir: this.config.modelsDir, entry: custom, path: custom?.path });
           this.logger.info({ model: name }, 'model loaded');
         }

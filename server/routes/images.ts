@@ -12,6 +12,16 @@ import type { Services } from '../services.js';
 /** Routes run their jobs through runJob (server/jobs.ts: admission, queue, budget, cancellation). */
 export { runJob } from '../jobs.js';
 
+/**
+ * The headers of every answer whose body is an image (a raw result, a download, a signed URL's):
+ * these share their origin with the playground, which keeps the API key in the browser, so an
+ * image is never sniffed into HTML or script, and were it rendered as a document it runs nothing.
+ */
+export function setImageSafetyHeaders(ctx: Context): void {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Content-Security-Policy', 'sandbox');
+}
+
 export async function readImageForm(ctx: Context, services: Services, allowed: readonly string[]): Promise<Form> {
   return readForm(ctx, { allowed, maxInputBytes: services.config.maxInputBytes, timeoutMs: services.config.requestTimeoutMs });
 }
@@ -66,8 +76,7 @@ export async function sendResult(ctx: Context, services: Services, result: Resul
     ctx.set('X-Image-Width', String(result.width));
     ctx.set('X-Image-Height', String(result.height));
     ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Content-Type-Options', 'nosniff'); // as downloads (routes/results.ts)
-    ctx.set('Content-Security-Policy', 'sandbox');
+    setImageSafetyHeaders(ctx);
     ctx.body = result.data;
     return;
   }

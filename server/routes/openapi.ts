@@ -128,7 +128,7 @@ const signedPath = {
       },
       '304': { description: 'not modified (If-None-Match): nothing fetched or computed' },
       '400': imageResponses['400'],
-      '403': errorResponse('invalid_signature: missing or wrong signature, a path changed after signing, or a query string; checked before anything else'),
+      '403': errorResponse('invalid_signature: missing or wrong signature, a path changed after signing, or any query or fragment marker (?, #); checked before anything else'),
       '404': errorResponse('not_found: signed URLs are off (MATTE_URL_SIGNING_KEYS unset)'),
       '413': imageResponses['413'],
       '415': imageResponses['415'],

@@ -6,6 +6,7 @@
 import type Router from '@koa/router';
 import { HttpError } from '../errors.js';
 import type { Services } from '../services.js';
+import { setImageSafetyHeaders } from './images.js';
 
 /** The longest Range header parsed (two 16-digit offsets and the unit fit many times over). */
 const MAX_RANGE_HEADER = 200;
@@ -61,10 +62,7 @@ export function resultsRoute(router: Router, services: Services): void {
     ctx.set('Expires', new Date(result.expiresAt).toUTCString());
     ctx.set('Content-Disposition', `inline; filename="${result.id}.${result.ext}"`);
     ctx.set('Accept-Ranges', 'bytes');
-    // Served from the playground's origin, which keeps the API key in localStorage: a result is
-    // never sniffed into HTML or script, and were it rendered as a document it runs nothing.
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Content-Security-Policy', 'sandbox');
+    setImageSafetyHeaders(ctx);
     ctx.type = result.mediaType;
 
     if (matchesEtag(ctx.get('If-None-Match'), result.etag)) {

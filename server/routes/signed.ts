@@ -11,10 +11,17 @@ import { parseSignedOptions, SIGNED_PATH_PREFIX, verifySignature, type ParsedSig
 import { HttpError } from '../errors.js';
 import type { Services } from '../services.js';
 import { matchesEtag } from './results.js';
-import { inputBytes, resolveMatting, runJob } from './images.js';
+import { inputBytes, resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
 
 /** `{signature}/{options}.{format}`: base64url segments, a lower-case extension. */
 const SIGNED_REST = /^([A-Za-z0-9_-]{1,128})(\/[A-Za-z0-9_-]+\.([a-z0-9]{1,8}))$/;
+
+/**
+ * A query or a fragment marker anywhere in the request target. The raw target is read, not
+ * ctx.querystring: `?` alone, `#x` and `?#y` leave the parsed query empty, yet a cache keyed on the
+ * raw URI would keep each as a copy of its own.
+ */
+const QUERY_OR_FRAGMENT = /[?#]/;
 
 const forbidden = () => new HttpError(403, 'invalid_signature', 'the URL is not signed by a key of this server (or was changed after it was signed)');
 
@@ -60,7 +67,7 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
   // The signature check runs before the guards (load shedding): an unsigned URL never takes a slot.
   const checkSignature: Middleware = async (ctx, next) => {
     const match = SIGNED_REST.exec(ctx.path.slice(SIGNED_PATH_PREFIX.length));
-    if (!match || ctx.querystring !== '' || !verifySignature(keys, match[1]!, match[2]!)) {
+    if (!match || QUERY_OR_FRAGMENT.test(ctx.originalUrl) || !verifySignature(keys, match[1]!, match[2]!)) {
       services.metrics.signedRequest('403');
       throw forbidden();
     }
@@ -91,6 +98,7 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
     ctx.set('Cache-Control', cacheControl);
     ctx.set('X-Image-Width', String(result.width));
     ctx.set('X-Image-Height', String(result.height));
+    setImageSafetyHeaders(ctx);
     ctx.body = result.data;
     services.metrics.signedRequest('200');
   });

@@ -62,10 +62,28 @@ export interface KeyedEntriesOptions {
   /** The area's name in the store (a directory, a key prefix). */
   name: string;
   ttlSeconds: number;
-  /** The bytes the area may hold, all processes together. */
+  /** The bytes the area may hold, all processes together, each entry counted at storedCost(). */
   maxBytes: number;
+  /** The entries the area may hold, all processes together. */
+  maxEntries: number;
   onError?: (err: unknown) => void;
 }
+
+/**
+ * What an entry of `size` bytes costs its store at least: whole blocks of `blockSize` (the file
+ * system's block, or OBJECT_FLOOR_BYTES for an object), one at least. Quotas count this, not the
+ * size: a 44-byte file takes a whole 4 KiB block, so counting bytes let a quota hold 100 times
+ * its bound in blocks (and inodes).
+ */
+export function storedCost(size: number, blockSize: number): number {
+  return Math.max(1, Math.ceil(size / blockSize)) * blockSize;
+}
+
+/** The per-object floor of the S3 store's quotas: object stores keep small objects in blocks of their own too. */
+export const OBJECT_FLOOR_BYTES = 4096;
+
+/** The block size assumed where the file system does not say. */
+export const DEFAULT_BLOCK_BYTES = 4096;
 
 /** An entry's key: 64 hexadecimal characters (a sha256). */
 export const ENTRY_KEY_PATTERN = /^[0-9a-f]{64}$/;

@@ -15,14 +15,17 @@
 // file already gone is fine. ids are 144 random bits in base64url (24 characters, never a '.').
 //
 // Results written by the previous layout (<id>.<expiresAtMs>.<ext>) are renamed to this one by
-// the first sweep, so an upgrade loses nothing.
+// the first sweep, so an upgrade loses nothing. The quota (quota.ts) counts the space each result
+// takes (disk-space.ts: its allocated blocks, whole blocks at least) and the number of results; the
+// sweep reads the directory in batches.
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { storeError, StoreSetupError } from './errors.js';
-import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
+import { DEFAULT_BLOCK_BYTES, defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, storedCost, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
 import { DiskEntries } from './disk-entries.js';
+import { blockSizeOf, directoryNames, fileCost } from './disk-space.js';
 import { ResultsQuota } from './quota.js';
 import { Sweeper } from './sweeper.js';
 
@@ -39,8 +42,10 @@ const PROBE_CACHE_MS = 1000;
 export interface DiskStoreOptions {
   dir: string;
   ttlSeconds: number;
-  /** MATTE_RESULTS_MAX_BYTES; 0 or unset: no quota. */
+  /** MATTE_RESULTS_MAX_BYTES (space, in whole blocks); 0 or unset: no bound. */
   maxBytes?: number;
+  /** MATTE_RESULTS_MAX_ENTRIES; 0 or unset: no bound. */
+  maxEntries?: number;
   /** How often the sweeper runs; default min(ttl, 60 s). 0 turns it off. */
   sweepIntervalMs?: number;
   /** Age after which a temporary file is deleted by a sweep. */
@@ -58,13 +63,15 @@ export class DiskResultStore implements ResultStore {
   private readonly quota: ResultsQuota;
   private readonly sweeper: Sweeper;
   private probe: { at: number; ok: Promise<boolean> } | undefined;
+  /** The file system's block size (statfs), read when the store opens. */
+  private blockSize = DEFAULT_BLOCK_BYTES;
 
   constructor(options: DiskStoreOptions) {
     this.dir = options.dir;
     this.ttlMs = options.ttlSeconds * 1000;
     this.tempGraceMs = options.tempGraceMs ?? DEFAULT_TEMP_GRACE_MS;
     this.now = options.now ?? Date.now;
-    this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
+    this.quota = new ResultsQuota(options.maxBytes ?? 0, options.maxEntries ?? 0, () => this.sweep(), this.now);
     this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? defaultSweepIntervalMs(this.ttlMs), options.onError ?? (() => {}));
   }
 
@@ -75,6 +82,7 @@ export class DiskResultStore implements ResultStore {
       throw new StoreSetupError(`MATTE_RESULTS_DIR=${this.dir} cannot be created (${(err as NodeJS.ErrnoException).code ?? err})`);
     }
     await checkDirectory(this.dir);
+    this.blockSize = await blockSizeOf(this.dir);
     await this.sweep();
     this.sweeper.start();
   }
@@ -84,8 +92,9 @@ export class DiskResultStore implements ResultStore {
     const id = newResultId();
     const expiresAt = this.now() + this.ttlMs;
     const temp = this.tempPath();
+    const cost = storedCost(data.length, this.blockSize);
     try {
-      await this.quota.admit(data.length);
+      await this.quota.admit(cost);
       await writeDurably(temp, data, expiresAt);
       await rename(temp, join(this.dir, `${id}.${meta.ext}`));
     } catch (err) {
@@ -93,7 +102,7 @@ export class DiskResultStore implements ResultStore {
       throw storeError(err);
     }
     await syncDir(this.dir);
-    this.quota.added(data.length);
+    this.quota.added(cost);
     return { id, ext: meta.ext, mediaType: meta.mediaType, size: data.length, expiresAt, etag: etagOf(id) };
   }
 
@@ -132,7 +141,7 @@ export class DiskResultStore implements ResultStore {
     let removed = 0;
     let bytes = 0;
     let results = 0;
-    for (const name of await readdir(this.dir)) {
+    for await (const name of directoryNames(this.dir)) {
       const path = join(this.dir, name);
       if (name.startsWith(TEMP_PREFIX)) {
         if (now - (await tempCreatedAt(path, name)) > this.tempGraceMs) await rm(path, { force: true });
@@ -154,7 +163,7 @@ export class DiskResultStore implements ResultStore {
         await rm(path, { force: true });
         removed++;
       } else {
-        bytes += info.size;
+        bytes += fileCost(info, this.blockSize);
         results++;
       }
     }

@@ -14,9 +14,9 @@ import { S3ResultStore } from './s3.js';
 export function createStore(config: Config, logger: Logger): ResultStore {
   const onError = (err: unknown) => logger.error({ err }, 'result sweep failed');
   if (config.resultsStore === 's3') {
-    return new S3ResultStore({ ...config.s3!, presign: config.resultsPresign, ttlSeconds: config.resultTtlSeconds, maxBytes: config.resultsMaxBytes, onError, logger });
+    return new S3ResultStore({ ...config.s3!, presign: config.resultsPresign, ttlSeconds: config.resultTtlSeconds, maxBytes: config.resultsMaxBytes, maxEntries: config.resultsMaxEntries, onError, logger });
   }
-  return new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, maxBytes: config.resultsMaxBytes, onError });
+  return new DiskResultStore({ dir: config.resultsDir, ttlSeconds: config.resultTtlSeconds, maxBytes: config.resultsMaxBytes, maxEntries: config.resultsMaxEntries, onError });
 }
 
 export type { ResultStore, StoredResult } from './common.js';

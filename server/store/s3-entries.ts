@@ -8,17 +8,20 @@
 // bytes again, in the background: that renews LastModified on every S3-compatible store (a copy onto
 // itself does not, on some), so the listing alone orders the entries by last use, and renewals
 // cost about ten writes an entry a TTL (a few more when processes renew it at once).
-// Bound: every process sweeps every min(TTL, 5 min). A sweep lists the area, deletes the entries
-// past the TTL and, while the rest hold more than the bound, the least recently written, down to
-// 80%; before each delete a HEAD checks the marker. A put compares the bound with the last listing
-// plus its own puts since and sweeps first when over it; so with N processes the bound can be
+// Bounds: the space (each entry counted at least OBJECT_FLOOR_BYTES, common.ts) and the number of
+// entries. Every process sweeps every min(TTL, 5 min). A sweep lists the area, deletes the entries
+// past the TTL and, while the rest are over a bound, lists it again and deletes the least recently
+// written, down to 80% of both (eviction.ts: nothing of the listing is kept but a histogram);
+// before each delete a HEAD checks the marker. A put compares the bounds with the last listing
+// plus its own puts since and sweeps first when over one; so with N processes the bounds can be
 // passed by what the other N-1 write between two of their sweeps.
 // Nothing here fails a request: a lookup has a deadline of its own (a store that stalls costs a
 // miss, not the SDK's timeouts and retries), any failure is a miss or a dropped write, and closing
 // gives up the calls in flight.
 import type * as S3 from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { ENTRY_KEY_PATTERN, type KeyedEntries, type KeyedEntriesOptions } from './common.js';
+import { ENTRY_KEY_PATTERN, OBJECT_FLOOR_BYTES, storedCost, type KeyedEntries, type KeyedEntriesOptions } from './common.js';
+import { EvictionPlan, NO_ROOM, type Room } from './eviction.js';
 import { headObject, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
 import { Sweeper } from './sweeper.js';
 
@@ -47,8 +50,9 @@ export class S3Entries implements KeyedEntries {
   private readonly closing = new AbortController();
   private readonly inFlight = new Set<Promise<unknown>>();
   private started = false;
-  /** Bytes held, as of the last sweep plus this process's puts since; undefined before a sweep. */
+  /** Space and entries held, as of the last sweep plus this process's puts since; undefined before a sweep. */
   private bytes: number | undefined;
+  private entries = 0;
   private sweeping: Promise<void> | undefined;
 
   constructor(private readonly options: S3EntriesOptions) {
@@ -118,14 +122,18 @@ export class S3Entries implements KeyedEntries {
 
   async put(key: string, data: Buffer): Promise<void> {
     if (!ENTRY_KEY_PATTERN.test(key)) throw new Error('bad cache key');
-    if (data.length > this.options.maxBytes) throw new Error('entry larger than the cache');
+    const cost = storedCost(data.length, OBJECT_FLOOR_BYTES);
+    if (cost > this.options.maxBytes) throw new Error('entry larger than the cache');
     const put = this.track(
       (async () => {
-        if (this.bytes === undefined || this.bytes + data.length > this.options.maxBytes) await this.sweep();
+        const over = () => this.bytes === undefined || this.bytes + cost > this.options.maxBytes || this.entries + 1 > this.options.maxEntries;
+        // Room for this entry: a sweep already running may not have made it, so at most one more.
+        for (let i = 0; i < 2 && over(); i++) await this.sweep({ bytes: cost, entries: 1 });
         const head = await this.head(key);
         if (head && head.Metadata?.[MARKER_META] !== MARKER) throw new Error('another application holds this key');
         await this.write(key, data);
-        this.bytes = (this.bytes ?? 0) + data.length;
+        this.bytes = (this.bytes ?? 0) + cost;
+        if (!head) this.entries += 1;
       })(),
     );
     await put;
@@ -161,9 +169,9 @@ export class S3Entries implements KeyedEntries {
     return true;
   }
 
-  /** Deletes the entries past their lifetime, then the least recently written while over the bound. */
-  sweep(): Promise<void> {
-    this.sweeping ??= this.track(this.sweepOnce())
+  /** Deletes the entries past their lifetime, then the least recently written while over a bound (with `room` left). */
+  sweep(room: Room = NO_ROOM): Promise<void> {
+    this.sweeping ??= this.track(this.sweepOnce(room))
       .catch((err) => {
         if (this.closing.signal.aborted) return; // given up by close(): not a failure
         throw new S3CallError(err); // what smithy attaches to errors stays out of the log
@@ -172,34 +180,42 @@ export class S3Entries implements KeyedEntries {
     return this.sweeping;
   }
 
-  private async sweepOnce(): Promise<void> {
+  /** Each entry of the area with when it was written and its cost, a page of the listing at a time. */
+  private async *listed(): AsyncGenerator<{ key: string; written: number; cost: number }> {
     const { sdk, client } = this.connected();
-    const now = this.now();
-    const { bucket, prefix, maxBytes } = this.options;
-    const kept: Array<{ key: string; written: number; size: number }> = [];
+    const { bucket, prefix } = this.options;
     let token: string | undefined;
     do {
       const page = await client.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }), this.abortable());
       for (const object of page.Contents ?? []) {
         const key = (object.Key ?? '').slice(prefix.length);
         if (!ENTRY_KEY_PATTERN.test(key)) continue; // not an entry's name: left alone
-        const written = object.LastModified?.getTime() ?? now;
-        if (written + this.ttlMs <= now) await this.deleteMarked(key);
-        else kept.push({ key, written, size: object.Size ?? 0 });
+        yield { key, written: object.LastModified?.getTime() ?? this.now(), cost: storedCost(object.Size ?? 0, OBJECT_FLOOR_BYTES) };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  private async sweepOnce(room: Room): Promise<void> {
+    const now = this.now();
+    const plan = new EvictionPlan(now, this.ttlMs);
+    for await (const { key, written, cost } of this.listed()) {
+      if (written + this.ttlMs <= now) await this.deleteMarked(key);
+      else plan.add(written + this.ttlMs, cost);
+    }
     // Another application's object under an entry's name counts until the eviction finds it.
-    let bytes = kept.reduce((sum, entry) => sum + entry.size, 0);
-    if (bytes > maxBytes) {
-      kept.sort((a, b) => a.written - b.written);
-      for (const entry of kept) {
-        if (bytes <= maxBytes * 0.8) break;
-        await this.deleteMarked(entry.key);
-        bytes -= entry.size;
+    let { total: bytes, entries } = plan;
+    if (plan.plan(this.options.maxBytes, this.options.maxEntries, room)) {
+      for await (const { key, written, cost } of this.listed()) {
+        if (written + this.ttlMs <= now || !plan.evicts(written + this.ttlMs, cost)) continue;
+        if (await this.deleteMarked(key)) {
+          bytes -= cost;
+          entries -= 1;
+        }
       }
     }
     this.bytes = bytes;
+    this.entries = entries;
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,8 @@
 // TTL is checked with HeadObject and deleted if it is marked and expired (or older than the
 // longest possible lifetime, MATTE_RESULT_TTL_SECONDS' maximum plus clock skew). A bucket
 // lifecycle rule on the prefix (expire after 2 days) can do the deleting instead or as well
-// (docs/deploy.md); the expiry check on download does not depend on either.
+// (docs/deploy.md); the expiry check on download does not depend on either. The quota (quota.ts)
+// counts each result at least OBJECT_FLOOR_BYTES (common.ts), and the number of results.
 //
 // The SDK is large and the disk store is the default, so the SDK is an optional peer dependency:
 // imported only here, only when this store is opened, with a start-up error naming the npm command
@@ -29,7 +30,7 @@ import type * as S3 from '@aws-sdk/client-s3';
 import { MAX_RESULT_TTL_SECONDS } from '../config.js';
 import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
-import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, RESULT_NAME_PATTERN, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
+import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, OBJECT_FLOOR_BYTES, RESULT_NAME_PATTERN, storedCost, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
 import { describe, headObject, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
 import { S3Entries } from './s3-entries.js';
@@ -51,6 +52,7 @@ export interface S3StoreOptions extends Omit<S3Settings, 'timeoutMs'> {
   timeoutMs?: number;
   ttlSeconds: number;
   maxBytes?: number;
+  maxEntries?: number;
   sweepIntervalMs?: number;
   now?: () => number;
   onError?: (err: unknown) => void;
@@ -86,7 +88,7 @@ export class S3ResultStore implements ResultStore {
   constructor(private readonly options: S3StoreOptions) {
     this.ttlMs = options.ttlSeconds * 1000;
     this.now = options.now ?? Date.now;
-    this.quota = new ResultsQuota(options.maxBytes ?? 0, () => this.sweep(), this.now);
+    this.quota = new ResultsQuota(options.maxBytes ?? 0, options.maxEntries ?? 0, () => this.sweep(), this.now);
     this.sweeper = new Sweeper(() => this.sweep(), options.sweepIntervalMs ?? defaultSweepIntervalMs(this.ttlMs), options.onError ?? (() => {}));
     this.probeKey = `${options.prefix}${PROBE_PREFIX}${randomBytes(9).toString('base64url')}`;
   }
@@ -135,8 +137,9 @@ export class S3ResultStore implements ResultStore {
     if (!EXT_PATTERN.test(meta.ext)) throw new Error(`bad extension ${meta.ext}`);
     const id = newResultId();
     const expiresAt = this.now() + this.ttlMs;
+    const cost = storedCost(data.length, OBJECT_FLOOR_BYTES);
     try {
-      await this.quota.admit(data.length);
+      await this.quota.admit(cost);
       await this.client.send(
         new this.sdk.PutObjectCommand({
           Bucket: this.options.bucket,
@@ -150,7 +153,7 @@ export class S3ResultStore implements ResultStore {
     } catch (err) {
       throw storeError(err instanceof HttpError ? err : new S3CallError(err));
     }
-    this.quota.added(data.length);
+    this.quota.added(cost);
     return { id, ext: meta.ext, mediaType: meta.mediaType, size: data.length, expiresAt, etag: etagOf(id) };
   }
 
@@ -239,7 +242,7 @@ export class S3ResultStore implements ResultStore {
           await this.delete(object.Key!);
           removed++;
         } else {
-          bytes += object.Size ?? 0;
+          bytes += storedCost(object.Size ?? 0, OBJECT_FLOOR_BYTES);
           results++;
         }
       }

@@ -2,7 +2,7 @@
 // unknown commands and options, `models list|fetch`, and `serve` answering on loopback.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -72,6 +72,31 @@ test('models fetch: an already fetched model is checked and kept; an unknown one
   assert.is(unknown.code, 1);
   assert.is(lines(unknown.stderr).length, 1);
   assert.match(unknown.stderr, /^matte: unknown model "nosuch" \(registry: u2netp, isnet, u2net, .*birefnet-general, .*\)\n$/);
+});
+
+test('models fetch constructor|toString|__proto__ (inherited names): "unknown model", exit 1, never a TypeError', async () => {
+  const dir = await tempDir('matte-models-');
+  for (const name of ['constructor', 'toString', '__proto__']) {
+    const run = await runCli(['models', 'fetch', name], { env: { MATTE_MODELS_DIR: dir } });
+    assert.is(run.code, 1, name);
+    assert.equal(lines(run.stderr).length, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`^matte: unknown model "${name}" \\(registry: u2netp, `), name);
+    assert.not.match(run.stderr, /TypeError|Cannot read properties/);
+  }
+  assert.equal(await readdir(dir), [], 'nothing written');
+});
+
+test('models list says the licence facts plainly: silueta none stated, isnet-general-use code only, bria-rmbg non-commercial', async () => {
+  const run = await runCli(['models', 'list']);
+  assert.is(run.code, 0, run.stderr);
+  assert.match(run.stdout, /silueta\s+none stated .*no licence stated/);
+  assert.match(run.stdout, /licence: its publisher states no licence for these weights/);
+  assert.match(run.stdout, /licence: Apache-2\.0 is the licence of DIS's code; the weights carry no licence of their own/);
+  assert.match(run.stdout, /bria-rmbg .*CC-BY-NC-4\.0.*non-commercial use only/);
+  assert.match(run.stdout, /isnet .*AGPL-3\.0/);
+  const json = JSON.parse((await runCli(['models', 'list', '--json'])).stdout);
+  const general = json.models.find((m: { name: string }) => m.name === 'isnet-general-use');
+  assert.match(general.licenseNote, /weights carry no licence of their own/);
 });
 
 test('serve starts the server from the environment, serves the pages, stops on SIGTERM', async () => {

@@ -63,6 +63,27 @@ test('unknown model name: model_error', async () => {
   await modelError(loadModel('no-such-model'), /unknown model/);
 });
 
+test('an inherited name as a model (constructor, toString, __proto__): unknown model, never a TypeError', async () => {
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    await modelError(loadModel(name), new RegExp(`unknown model "${name}"`));
+    // `__proto__` is not a model name to the schema (it starts with '_'): invalid_option before any lookup.
+    if (name !== '__proto__') await modelError(removeBackground(solid(8, 8, [1, 2, 3]), { model: name }), new RegExp(`unknown model "${name}"`));
+  }
+});
+
+test('isnet-general-use: rembg\'s current normalisation (DIS\'s own: mean 0.5, std 1); licence facts said plainly', async () => {
+  const registry = await modelRegistry();
+  const general = registry.models['isnet-general-use']!;
+  assert.equal(general.input, { width: 1024, height: 1024, divide: 'max', mean: [0.5, 0.5, 0.5], std: [1, 1, 1] });
+  assert.is(general.license, 'Apache-2.0');
+  assert.match(general.licenseNote ?? '', /DIS's code; the weights carry no licence of their own/);
+  assert.is(registry.models.silueta!.license, 'none stated');
+  assert.match(registry.models.silueta!.licenseNote ?? '', /publisher states no licence/);
+  assert.is(registry.models['bria-rmbg']!.license, 'CC-BY-NC-4.0');
+  assert.match(registry.models['bria-rmbg']!.licenseNote ?? '', /non-commercial/);
+  assert.is(registry.models.isnet!.license, 'AGPL-3.0');
+});
+
 test('missing model file: model_error that says how to fetch it', async () => {
   await modelError(loadModel('u2netp', { dir }), /npx matte models fetch u2netp/);
 });

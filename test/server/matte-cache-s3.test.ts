@@ -12,6 +12,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2
 import { edit } from '../../lib/index.js';
 import { S3ResultStore } from '../../server/store/index.js';
 import type { S3Entries } from '../../server/store/s3-entries.js';
+import { OBJECT_FLOOR_BYTES } from '../../server/store/common.js';
 import { fixture } from '../helpers/fixtures.js';
 import { startStalledEndpoint, startTestS3, type TestS3 } from '../helpers/s3.js';
 import { post, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
@@ -156,7 +157,8 @@ test('the area through the store: expiry before deletion, a hit renews, the boun
   const now = () => Date.now() + offset;
   const store = new S3ResultStore({ bucket: s3.bucket, prefix, endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, presign: false, ttlSeconds: 60, sweepIntervalMs: 0, now });
   await store.open();
-  const area = store.entries!({ name: 'matte-cache', ttlSeconds: 100, maxBytes: 1000 }) as S3Entries;
+  // Every entry here costs one object floor (4096 bytes): four of them pass 3.75 floors, three do not.
+  const area = store.entries!({ name: 'matte-cache', ttlSeconds: 100, maxBytes: 3.75 * OBJECT_FLOOR_BYTES, maxEntries: 100 }) as S3Entries;
   const key = (n: number) => String(n).repeat(64);
   const written = async (n: number) => (await s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `${prefix}${AREA}${key(n)}` }))).LastModified!.getTime();
   // The store keeps whole seconds: the next write is later once a second has passed.
@@ -177,7 +179,7 @@ test('the area through the store: expiry before deletion, a hit renews, the boun
     assert.equal(await area.get(key(1)), Buffer.alloc(300, 1));
     await waitFor('the renewed entry', async () => (await written(1)) > (await written(2)));
     offset = 0;
-    // Over the bound (1050 of 1000): the least recently written goes (entry 2, not the renewed 1).
+    // Over the bound (4 floors of 3.75): the least recently written goes (entry 2, not the renewed 1).
     await area.put(key(3), Buffer.alloc(300, 3));
     await area.put(key(4), Buffer.alloc(150, 4));
     await area.sweep();
@@ -185,7 +187,7 @@ test('the area through the store: expiry before deletion, a hit renews, the boun
     // A result under the same prefix: the results' sweep counts it alone.
     await store.put(Buffer.alloc(10), { ext: 'png', mediaType: 'image/png' });
     await store.sweep();
-    assert.equal(store.usage(), { results: 1, bytes: 10 });
+    assert.equal(store.usage(), { results: 1, bytes: OBJECT_FLOOR_BYTES }, 'a 10-byte result counts one object floor');
   } finally {
     await area.close();
     await store.close();

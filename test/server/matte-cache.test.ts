@@ -2,14 +2,20 @@
 // through the real server on loopback and u2netp: the second request for the same upload with
 // another output is a hit (counted in /metrics) with the pixels a computed matte gives; a corrupt
 // entry on disk is recomputed and replaced; MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size
-// bound evicts.
+// bound evicts. And the review's attacks: a FIFO in place of an entry (a mount that stopped
+// answering) is a miss, never a stuck job or slot; two servers on one store whose model entries
+// differ (same file, other post-processing) never serve each other's mattes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { edit } from '../../lib/index.js';
+import { edit, modelRegistry } from '../../lib/index.js';
+import { modelPath } from '../../lib/models.js';
 import { fixture } from '../helpers/fixtures.js';
-import { post, scrapeMetrics, sleep, startTestServer, type TestServer } from '../helpers/server.js';
+import { get, post, scrapeMetrics, sleep, spawnServer, startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 let photo: Buffer;
 
@@ -98,6 +104,67 @@ test('the size bound: an entry larger than the cache is dropped', async () => {
     assert.is((await counts(server)).hit, 0);
   } finally {
     await server.close();
+  }
+});
+
+test('a FIFO in place of an entry (a mount that stopped answering): a miss, counted; the job, its slot and the next request are answered', async () => {
+  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0', MATTE_CONCURRENCY: '1' });
+  try {
+    const first = await cutOut(server);
+    assert.is(first.status, 200);
+    await settled(server, 1);
+    const dir = join(server.resultsDir, 'matte-cache');
+    const [name] = (await readdir(dir)).filter((f) => /^[0-9a-f]{64}$/.test(f));
+    const { mtime } = await stat(join(dir, name!));
+    await rm(join(dir, name!));
+    execFileSync('mkfifo', ['-m', '600', join(dir, name!)]);
+    await utimes(join(dir, name!), mtime, mtime); // unexpired: the lookup opens it
+    const again = await cutOut(server);
+    assert.is(again.status, 200, again.body.toString());
+    assert.ok(again.body.equals(first.body), 'computed again');
+    const c = await counts(server);
+    assert.is(c.miss, 2, 'the FIFO is a miss');
+    assert.is(c.hit, 0);
+    // The slot is free: the only one (MATTE_CONCURRENCY=1) serves a plain edit at once.
+    assert.equal((await (await get(server.url, '/readyz')).json()).jobs, { running: 0, waiting: 0 });
+    assert.is((await post(server.url, '/images/edit', { input: photo, output: 'raw', operations: '[{"flip":"h"}]' })).status, 200);
+    // The recomputed matte replaced the FIFO.
+    await settled(server, 2);
+    assert.ok((await stat(join(dir, name!))).isFile());
+    assert.is((await cutOut(server)).status, 200);
+    assert.is((await counts(server)).hit, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test("two servers on one store, the same model file under other settings: each its own matte, never the other's", async () => {
+  const shared = await tempDir('matte-shared-cache-');
+  const u2netp = (await modelRegistry()).models.u2netp!;
+  const sha256 = createHash('sha256').update(await readFile(modelPath('u2netp'))).digest('hex');
+  const models = async (name: string, postprocess: string) => {
+    const file = join(shared, `${name}.json`);
+    await writeFile(file, JSON.stringify({ models: { catalogue: { ...u2netp, sha256, path: modelPath('u2netp'), output: { ...u2netp.output, postprocess } } } }));
+    return file;
+  };
+  const env = (file: string) => ({ MATTE_API_KEYS: TEST_KEY, MATTE_RESULTS_DIR: join(shared, 'results'), MATTE_MODELS: 'catalogue', MATTE_MODELS_FILE: file, MATTE_MODELS_DIR: join(shared, 'none') });
+  await rm(join(shared, 'results'), { force: true, recursive: true });
+  const [first, second] = [await spawnServer(env(await models('first', 'minmax'))), await spawnServer(env(await models('second', 'clamp')))];
+  const entries = async () => (await readdir(join(shared, 'results', 'matte-cache')).catch(() => [] as string[])).filter((f) => /^[0-9a-f]{64}$/.test(f));
+  try {
+    const a = await post(first.url, '/images/remove-background', { input: photo, output: 'raw', format: 'png' });
+    assert.is(a.status, 200, a.body.toString());
+    await waitFor("the first server's matte in the shared store", async () => (await entries()).length === 1);
+    const b = await post(second.url, '/images/remove-background', { input: photo, output: 'raw', format: 'png' });
+    assert.is(b.status, 200, b.body.toString());
+    assert.not.ok(b.body.equals(a.body), "the second server answered the first's cut-out");
+    await waitFor("the second server's own matte", async () => (await entries()).length === 2);
+    const again = await post(second.url, '/images/remove-background', { input: photo, output: 'raw', format: 'png' });
+    assert.ok(again.body.equals(b.body), 'each server hits its own entry');
+  } finally {
+    await first.stop();
+    await second.stop();
+    await rm(shared, { recursive: true, force: true });
   }
 });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { S3ResultStore } from '../../server/store/index.js';
+import { OBJECT_FLOOR_BYTES } from '../../server/store/common.js';
 import { gradient } from '../helpers/images.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
 import { get, post, spawnServer, tempDir, TEST_KEY, type ChildServer } from '../helpers/server.js';
@@ -101,18 +102,28 @@ test('expiry: 404 after the TTL even while the object is still in the bucket; th
   assert.equal(await keysUnder(`shared/${id}`), [], 'swept');
 });
 
-test('MATTE_RESULTS_MAX_BYTES on a bucket: 507 beyond it, counting the objects already there', async () => {
+test('MATTE_RESULTS_MAX_BYTES on a bucket: 507 beyond it, counting the objects already there, each at least one object floor', async () => {
   const first = new S3ResultStore({ ...storeSettings('quota/'), sweepIntervalMs: 0 });
   await first.open();
   await first.put(Buffer.alloc(600), { ext: 'png', mediaType: 'image/png' }); // another process's result
-  const store = new S3ResultStore({ ...storeSettings('quota/'), maxBytes: 1000, sweepIntervalMs: 0 });
+  // 2.5 floors: the 600 bytes there and 300 more are two floors; 300 more again would be three.
+  const store = new S3ResultStore({ ...storeSettings('quota/'), maxBytes: 2.5 * OBJECT_FLOOR_BYTES, sweepIntervalMs: 0 });
   await store.open();
   await store.put(Buffer.alloc(300), { ext: 'png', mediaType: 'image/png' });
   let error: { status?: number; code?: string } = {};
   await store.put(Buffer.alloc(300), { ext: 'png', mediaType: 'image/png' }).catch((err) => (error = err));
   assert.equal([error.status, error.code], [507, 'insufficient_storage']);
-  assert.equal(store.usage(), { results: 1, bytes: 600 }, 'the scan before the first put');
+  assert.equal(store.usage(), { results: 1, bytes: OBJECT_FLOOR_BYTES }, 'the scan before the first put: 600 bytes cost one floor');
   await store.close();
+  // MATTE_RESULTS_MAX_ENTRIES: the number of objects, whatever their size.
+  const counted = new S3ResultStore({ ...storeSettings('quota/'), maxEntries: 3, sweepIntervalMs: 0 });
+  await counted.open();
+  await counted.put(Buffer.alloc(1), { ext: 'png', mediaType: 'image/png' });
+  error = {};
+  await counted.put(Buffer.alloc(1), { ext: 'png', mediaType: 'image/png' }).catch((err) => (error = err));
+  assert.equal([error.status, error.code], [507, 'insufficient_storage'], 'the fourth object');
+  assert.match((error as Error).message, /MATTE_RESULTS_MAX_ENTRIES/);
+  await counted.close();
   await first.close();
 });
 

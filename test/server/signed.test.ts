@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { signUrl } from '../../lib/index.js';
 import { signPath } from '../../lib/signed-url.js';
 import { decode, disc, formatOf, gradient, pixel } from '../helpers/images.js';
-import { get, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
+import { get, rawRequest, scrapeMetrics, startTestServer, statusOf, type TestServer } from '../helpers/server.js';
 
 const KEY = 'signing-key-0123456789abcdef0123456789';
 const OLD_KEY = 'an-older-key-0123456789abcdef0123456789';
@@ -137,6 +137,28 @@ test('403 before anything else: wrong key, changed options, changed format, no s
     assert.is(r.json().error.code, 'invalid_signature');
   }
   assert.is(hits, before, 'no fetch for a 403');
+});
+
+test('signed answers are sent nosniff and sandboxed, as every other image answer', async () => {
+  for (const url of [path({ input: `${base}/photo.png`, operations: [{ flip: 'v' }] }, 'png'), path({ input: `${base}/subject.png` }, 'webp')]) {
+    const r = await get(server.url, url);
+    assert.is(r.status, 200, r.body.toString());
+    assert.is(r.headers.get('x-content-type-options'), 'nosniff', url);
+    assert.is(r.headers.get('content-security-policy'), 'sandbox', url);
+  }
+});
+
+test('a query or fragment marker on a signed path, however spelled, is 403 (a cache keyed on the raw URI would store copies)', async () => {
+  const good = path({ input: `${base}/photo.png`, operations: [{ resize: { width: 12 } }] });
+  const before = hits;
+  const ask = async (target: string) => statusOf((await rawRequest(server.port, [`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`])).text);
+  assert.is(await ask(good), 200, 'the URL as signed');
+  const fetched = hits;
+  for (const suffix of ['?', '?a=1', '#x', '?#y', '#', '??', '?%00', '%3F', '%3Fa=1', '%23x']) {
+    assert.is(await ask(`${good}${suffix}`), 403, suffix);
+  }
+  assert.is(hits, fetched, 'no fetch for a 403');
+  assert.ok(fetched > before);
 });
 
 test('signed but invalid options: 400 with the path; a format remove-background cannot give: 400', async () => {
