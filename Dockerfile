@@ -10,6 +10,9 @@
 ARG NODE_IMAGE=docker.io/library/node:20-bookworm-slim
 ARG DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 
+# Node's binary for the image's platform.
+FROM ${NODE_IMAGE} AS node
+
 FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
 ARG TARGETARCH
 RUN apt-get update \
@@ -21,10 +24,12 @@ WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 COPY . .
+COPY --from=node /usr/local/bin/node /node/node
 # The model is fetched here, where an addon that runs on this machine is built (the fetcher
-# verifies the file through the library), and only its files go on.
+# verifies the file through the library), and only its files go on. Node's binary is stripped of
+# its symbol table (12 MB; what addons link against stays).
 RUN npx --no-install cmake-js compile --out build --target matte --log-level error \
- && if [ "$TARGETARCH" = arm64 ]; then sh scripts/setup-arm64.sh; fi \
+ && if [ "$TARGETARCH" = arm64 ]; then sh scripts/setup-arm64.sh && aarch64-linux-gnu-strip /node/node; else strip /node/node; fi \
  && npx --no-install tsc -p tsconfig.json \
  && node scripts/pack.mjs --no-build --out /pack \
  && node scripts/image-package.mjs /pack "$TARGETARCH" >/pack/package.json \
@@ -38,8 +43,6 @@ RUN cp /pack/package.json . \
       --os=linux --cpu="$(node -p 'require("/pack/package.json").config.cpu')" \
  && rm -rf /pack package-lock.json
 COPY --from=build /models/ /opt/matte/models/
-
-FROM ${NODE_IMAGE} AS node
 
 FROM ${DEBIAN_IMAGE}
 # The package.json names no repository: SOURCE is the package's public page unless the builder
@@ -56,11 +59,11 @@ LABEL org.opencontainers.image.title="matte" \
 # passes SIGTERM on to Node and reaps what exits.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libvips42 tini \
- && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log /var/cache/debconf/*-old \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log /var/cache/debconf/*-old \
  && groupadd --system --gid 10001 matte \
  && useradd --system --uid 10001 --gid matte --home-dir /var/lib/matte --no-create-home --shell /usr/sbin/nologin matte \
  && install -d -o matte -g matte -m 0700 /var/lib/matte /var/lib/matte/results
-COPY --from=node /usr/local/bin/node /usr/local/bin/node
+COPY --from=build /node/node /usr/local/bin/node
 COPY --from=install /opt/matte/ /opt/matte/
 # The documented settings for a container: every address, results on the volume at /var/lib/matte
 # (their directory must be matte's own and 0700: docs/configuration.md), the baked model read-only,

@@ -51,7 +51,8 @@ tar xzf "$work/$node_package-$node_version.tgz" -C "$work/node" --strip-componen
 tar xzf "$work/npm-$npm_version.tgz" -C "$work/npm" --strip-components=1
 
 say "building Debian 12 ($arch) with mmdebstrap"
-# The slim image's dpkg filters: documentation (but each package's copyright), man pages, locales.
+# The slim image's dpkg filters: documentation (but each package's copyright), man pages, locales;
+# and the official images' apt settings: no downloaded .debs kept, no translations.
 # mmdebstrap merges /usr through the usrmerge package, which brings perl (45 MB) the official
 # images do not have: both are purged once the merge is done.
 mmdebstrap --quiet --variant=minbase --architectures="$arch" \
@@ -59,6 +60,8 @@ mmdebstrap --quiet --variant=minbase --architectures="$arch" \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
   --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq usrmerge perl libperl5.36 perl-modules-5.36 libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl libgdbm-compat4 libgdbm6 >/dev/null' \
+  --customize-hook='printf "%s\n" "DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/*.bin || true\"; };" "APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/*.bin || true\"; };" "Dir::Cache::pkgcache \"\"; Dir::Cache::srcpkgcache \"\";" >"$1/etc/apt/apt.conf.d/docker-clean"' \
+  --customize-hook='echo "Acquire::Languages \"none\";" >"$1/etc/apt/apt.conf.d/docker-no-languages"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log "$1"/var/log/apt/*' \
   bookworm "$work/rootfs.tar" \
   "deb http://deb.debian.org/debian bookworm main" \

@@ -20,7 +20,8 @@ import { signUrl } from '../../lib/index.js';
 import { loadConfig } from '../../server/config.js';
 import { dockerfileRuntime, documentedSettings, ROOT } from '../helpers/deploy.js';
 import { decode, formatOf, gradient } from '../helpers/images.js';
-import { checkNginx, freePort, NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
+import { checkNginx, NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
+import { freePort } from '../helpers/ports.js';
 import { get, post, scrapeMetrics, startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/server.js';
 
 const COMPOSE_TEXT = readFileSync(`${ROOT}compose.yaml`, 'utf8');

@@ -9,7 +9,8 @@ import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { formatOf, gradient } from '../helpers/images.js';
-import { freePort, NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
+import { NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
+import { freePort } from '../helpers/ports.js';
 import { get, scrapeMetrics, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 const KEY = 'nginx-test-key-0123456789abcdef0123456789';
