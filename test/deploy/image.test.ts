@@ -21,6 +21,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const execFileAsync = promisify(execFile);
 const IMAGE = 'localhost/matte:test';
+const STAGES = ['build', 'install'];
 const MAX_IMAGE_BYTES = 480e6;
 const SHUTDOWN_SECONDS = 10;
 const SLOW = JSON.stringify([{ resize: { width: 3000, height: 3000, fit: 'cover' } }, { blur: 40 }]);
@@ -84,7 +85,11 @@ if (skip) {
     const started = Date.now();
     await execFileAsync('sh', [`${ROOT}scripts/container-base.sh`], { cwd: ROOT, timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024 });
     const based = Date.now();
+    // The first stages get tags of their own so that pruning after the build removes only what no
+    // tag leads to (earlier builds' layers), never the layers the next build reuses (apt, npm ci).
+    for (const stage of STAGES) await podman(['build', '--format', 'docker', '--network=host', '--target', stage, '--tag', `localhost/matte-${stage}-stage:test`, ROOT], 60 * 60_000);
     await podman(['build', '--format', 'docker', '--network=host', '--tag', IMAGE, ROOT], 60 * 60_000);
+    await podman(['image', 'prune', '--force']);
     const built = Date.now();
     await podman(['volume', 'create', VOLUME]);
     console.log(`    image: base images ready in ${((based - started) / 1000).toFixed(0)} s, image built in ${((built - based) / 1000).toFixed(0)} s`);
