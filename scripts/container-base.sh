@@ -18,6 +18,13 @@ cd "$(dirname "$0")/.."
 arch="${1:-amd64}"
 tag="docker.io/library/node:20-bookworm-slim"
 debian_tag="docker.io/library/debian:bookworm-slim"
+# arm64 (made under QEMU through binfmt_misc): tagged apart, then both architectures are joined in
+# the manifest lists localhost/matte-test-base/{node,debian}, which a linux/arm64 build names with
+# --build-arg NODE_IMAGE=... --build-arg DEBIAN_IMAGE=... (its build stages run as amd64).
+if [ "$arch" = arm64 ]; then
+  tag="localhost/matte-test-base/node:20-bookworm-slim-arm64"
+  debian_tag="localhost/matte-test-base/debian:bookworm-slim-arm64"
+fi
 node_version=20.20.2
 npm_version=10.8.2  # the npm that Node 20.20.2 ships
 case "$arch" in
@@ -34,10 +41,22 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/matte/container"
 saved="$cache/node-20-bookworm-slim-$arch-$recipe.tar"
 
 current=$(podman image inspect --format '{{index .Labels "org.matte.test-base"}}' "$tag" 2>/dev/null || true)
-podman image exists "$debian_tag" && [ "$current" = "$arch-$recipe" ] && exit 0
+join_architectures() {
+  [ "$arch" = arm64 ] || return 0
+  for pair in "node:20-bookworm-slim $tag" "debian:bookworm-slim $debian_tag"; do
+    set -- $pair
+    list="localhost/matte-test-base/$1"
+    podman manifest rm "$list" >/dev/null 2>&1 || true
+    podman manifest create "$list" >/dev/null
+    podman manifest add "$list" "containers-storage:docker.io/library/$1" >/dev/null
+    podman manifest add "$list" "containers-storage:$2" >/dev/null
+  done
+}
+if podman image exists "$debian_tag" && [ "$current" = "$arch-$recipe" ]; then join_architectures; exit 0; fi
 if [ -f "$saved" ]; then
   say "loading $saved"
   podman load --quiet --input "$saved" >/dev/null
+  join_architectures
   exit 0
 fi
 
@@ -102,3 +121,4 @@ rm -f "$cache"/node-20-bookworm-slim-"$arch"-*.tar
 podman save --quiet --multi-image-archive --output "$saved.tmp" "$debian_tag" "$tag"
 mv "$saved.tmp" "$saved"
 say "saved $saved ($(du -h "$saved" | cut -f1))"
+join_architectures
