@@ -2,7 +2,7 @@
 # system libvips 8.14, the default model baked in, run as a non-root user.
 #   docker build -t matte .                                  (linux/amd64)
 #   docker buildx build --platform linux/arm64 -t matte .    (the arm64 platform package, cross-built)
-#   docker run --rm -p 8080:8080 --read-only --tmpfs /tmp -v matte-results:/var/lib/matte matte
+#   docker run --rm -p 8080:8080 --read-only --tmpfs /tmp -v matte-state:/var/lib/matte matte
 # Three stages: `build` makes the tarballs exactly as `npm run pack` does, on the build machine's own
 # platform (the arm64 addon is cross-compiled there, as the repository does); `install` installs them
 # as a user does, with npm and no compiler; the runtime stage copies that application, Node's binary
