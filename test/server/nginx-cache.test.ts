@@ -3,12 +3,15 @@
 // matte or the image's origin. Skips, with one line, where nginx is not installed (Debian: nginx).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { formatOf, gradient } from '../helpers/images.js';
 import { NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
-import { get, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/ports.js';
+import { get, scrapeMetrics, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 const KEY = 'nginx-test-key-0123456789abcdef0123456789';
 
@@ -19,14 +22,16 @@ function signedCount(metrics: string, outcome: string): number {
 if (!NGINX) {
   console.log('skip nginx-cache: nginx is not installed (apt-get install nginx)');
 } else {
+  let dir: string;
   let matte: TestServer;
   let origin: http.Server;
-  let nginx: RunningNginx;
+  let nginx: RunningNginx | undefined;
   let originHits = 0;
   let base: string;
   let front: string;
 
   test.before(async () => {
+    dir = await tempDir('matte-nginx-');
     const image = gradient(80, 60);
     origin = http.createServer((_req, res) => {
       originHits++;
@@ -36,8 +41,11 @@ if (!NGINX) {
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
     matte = await startTestServer({ MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
-    nginx = await startNginx(
-      (port, dir) => `  proxy_cache_path ${dir}/cache levels=1:2 keys_zone=matte:1m max_size=100m inactive=1h use_temp_path=off;
+    const port = await freePort();
+    front = `http://127.0.0.1:${port}`;
+    await mkdir(join(dir, 'cache'));
+    nginx = await startNginx(dir, `
+  proxy_cache_path ${dir}/cache levels=1:2 keys_zone=matte:1m max_size=100m inactive=1h use_temp_path=off;
   server {
     listen 127.0.0.1:${port};
     location /images/signed/ {
@@ -51,15 +59,14 @@ if (!NGINX) {
       proxy_cache_revalidate on;
       add_header X-Cache-Status $upstream_cache_status always;
     }
-  }`,
-    );
-    front = nginx.url;
+  }`, port);
   });
 
   test.after(async () => {
     await nginx?.stop();
     await matte?.close();
     origin?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   test('the second GET of a signed URL is served by nginx: HIT, without reaching matte or the origin', async () => {

@@ -5,6 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http, { type IncomingMessage } from 'node:http';
+import { rm } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { clientAddress, compileTrust } from '../../server/client-address.js';
@@ -12,7 +13,8 @@ import { ConfigError, loadConfig } from '../../server/config.js';
 import { MAX_TRUSTED_HOPS } from '../../server/config-proxy.js';
 import { gradient } from '../helpers/images.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
-import { form, rawRequest, startTestServer, statusOf, TEST_KEY, type Fields, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/ports.js';
+import { form, rawRequest, startTestServer, statusOf, tempDir, TEST_KEY, type Fields, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(16, 16);
@@ -262,8 +264,11 @@ if (!NGINX) {
 } else {
   test("through docs/deploy.md's nginx: the address nginx saw is the client, whatever the client wrote; its wrong keys are its own", async () => {
     const logged = await start({ MATTE_TRUSTED_PROXIES: '127.0.0.1' }); // nginx connects from 127.0.0.1
+    const port = await freePort();
+    const dir = await tempDir('matte-nginx-');
     const nginx = await startNginx(
-      (port) => `  server {
+      dir,
+      `  server {
     listen 127.0.0.1:${port};
     client_max_body_size 26m;
     location / {
@@ -274,19 +279,22 @@ if (!NGINX) {
       proxy_request_buffering off;
     }
   }`,
+      port,
     );
+    const front = { port };
     try {
-      const spoofing = await postFrom(nginx, GUESSER, { 'X-Api-Key': TEST_KEY, 'X-Forwarded-For': '127.0.0.9' });
+      const spoofing = await postFrom(front, GUESSER, { 'X-Api-Key': TEST_KEY, 'X-Forwarded-For': '127.0.0.9' });
       assert.is(spoofing.status, 200, spoofing.body);
       const line = await accessLine(logged, spoofing.id);
       assert.is(line.client, GUESSER);
       assert.is(line.peer, '127.0.0.1');
-      for (let i = 0; i < 3; i++) assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': `guess-${i}`, 'X-Forwarded-For': `127.0.0.${20 + i}` })).status, 401);
-      assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': 'guess-3' })).status, 429, 'the guesser, whatever it wrote');
-      assert.is((await postFrom(nginx, GUESSER, { 'X-Api-Key': TEST_KEY })).status, 200, 'a right key from the same address');
-      assert.is((await postFrom(nginx, '127.0.0.4', { 'X-Api-Key': 'guess-3' })).status, 401, 'another client behind nginx');
+      for (let i = 0; i < 3; i++) assert.is((await postFrom(front, GUESSER, { 'X-Api-Key': `guess-${i}`, 'X-Forwarded-For': `127.0.0.${20 + i}` })).status, 401);
+      assert.is((await postFrom(front, GUESSER, { 'X-Api-Key': 'guess-3' })).status, 429, 'the guesser, whatever it wrote');
+      assert.is((await postFrom(front, GUESSER, { 'X-Api-Key': TEST_KEY })).status, 200, 'a right key from the same address');
+      assert.is((await postFrom(front, '127.0.0.4', { 'X-Api-Key': 'guess-3' })).status, 401, 'another client behind nginx');
     } finally {
       await nginx.stop();
+      await rm(dir, { recursive: true, force: true });
       await logged.server.close();
     }
   });
