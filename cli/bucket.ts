@@ -35,6 +35,9 @@ export class BucketClient {
   static async open(env: Env = process.env): Promise<BucketClient> {
     const connection = s3Connection(env);
     const pageSize = integer(env, 'MATTE_S3_LIST_PAGE_SIZE', 1000, 1, 1000);
+    // The SDK's notice about its own future Node requirement would be the first of every run's
+    // lines on stderr (on Node 20, which matte supports): a command's stderr says what went wrong.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     const sdk = await importOptional<Sdk>('@aws-sdk/client-s3', 'an s3:// location');
     return new BucketClient(sdk, await openClient(sdk, connection, 'an s3:// location'), pageSize);
   }

@@ -122,6 +122,9 @@ written to <output>.matte/failures-<I>-of-<N>.jsonl), 1 when it could not run.`,
 /** Many inputs: the operation list validated once, then the batch. */
 async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   if (inputs.includes(STDIO) || flags.output === STDIO || flags.ops === STDIO) throw new CliError('- (standard input or output) works with one input and one output file, not with a batch', 'invalid_option', STDIO);
+  if (formatOfPath(flags.output) && !SCHEME.test(flags.output) && !(await isDirectory(flags.output))) {
+    throw new CliError(`a batch writes into a folder or s3://bucket/prefix/, and ${flags.output} names a file (end it with / for a folder of that name)`, 'invalid_option', flags.output);
+  }
   const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : undefined;
   const operations = await operationList(flags, '');
   const steps = parseOperations(operations);
