@@ -1,0 +1,208 @@
+// deploy/kubernetes/: each overlay, built by `kubectl kustomize` as a user applies it, validates
+// against the Kubernetes API's schemas (kubernetes-models, a pinned devDependency), and what matters
+// holds: the probes reach the real server's /healthz and /readyz on the port it listens on, the
+// grace period outlasts the shutdown, the pods run as the image's user with nothing to escalate,
+// results are never on a mode-0777 directory, and every MATTE_* set is a documented setting that
+// the server's own configuration accepts. Skips, with one line, where kubectl is not installed.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ConfigError, loadConfig } from '../../server/config.js';
+import { dockerfileRuntime, documentedSettings, findTool, ROOT } from '../helpers/deploy.js';
+import { get, startTestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const KUBECTL = findTool('/usr/bin/kubectl', '/usr/local/bin/kubectl');
+const OVERLAYS = ['bucket', 'shared-volume'];
+// One model class for each kind the manifests use: a kind without one fails the test.
+const MODELS: Record<string, new (data: any) => { validate(): void }> = {
+  'apps/v1 Deployment': Deployment,
+  'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
+  'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
+  'v1 ConfigMap': ConfigMap,
+  'v1 PersistentVolumeClaim': PersistentVolumeClaim,
+  'v1 Secret': Secret,
+  'v1 Service': Service,
+};
+// Placeholders for the Secret's values, so the server's configuration can be loaded from the rest.
+const REAL_KEYS = { MATTE_API_KEYS: 'a-real-api-key-0123456789', MATTE_URL_SIGNING_KEYS: 'a-real-signing-key-0123456789abcdef0123456789', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' };
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [key: string]: any };
+
+function build(overlay: string): Manifest[] {
+  const text = execFileSync(KUBECTL!, ['kustomize', `${ROOT}deploy/kubernetes/${overlay}`], { encoding: 'utf8' });
+  return parseAllDocuments(text).map((doc) => doc.toJS() as Manifest);
+}
+
+const one = (manifests: Manifest[], kind: string) => {
+  const found = manifests.filter((m) => m.kind === kind);
+  assert.is(found.length, 1, `one ${kind}`);
+  return found[0]!;
+};
+
+/** The environment the container starts with: envFrom's ConfigMap and Secret, then env. */
+function containerEnvironment(manifests: Manifest[]): Record<string, string> {
+  const container = one(manifests, 'Deployment').spec.template.spec.containers[0];
+  const env: Record<string, string> = {};
+  for (const from of container.envFrom ?? []) {
+    const source = from.configMapRef ? manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === from.configMapRef.name) : manifests.find((m) => m.kind === 'Secret' && m.metadata.name === from.secretRef.name);
+    assert.ok(source, `envFrom names ${JSON.stringify(from)}, which the overlay holds`);
+    Object.assign(env, source!.data, source!.stringData);
+  }
+  for (const { name, value } of container.env ?? []) env[name] = value;
+  return env;
+}
+
+if (!KUBECTL) {
+  console.log('skip manifests: kubectl is not installed (kubectl kustomize builds deploy/kubernetes)');
+} else {
+  const runtime = dockerfileRuntime();
+
+  for (const overlay of OVERLAYS) {
+    test(`${overlay}: every manifest validates against the Kubernetes API's schema`, () => {
+      const manifests = build(overlay);
+      assert.ok(manifests.length >= 7, `${manifests.length} manifests`);
+      for (const manifest of manifests) {
+        const Model = MODELS[`${manifest.apiVersion} ${manifest.kind}`];
+        assert.ok(Model, `a schema for ${manifest.apiVersion} ${manifest.kind}`);
+        try {
+          new Model!(manifest).validate();
+        } catch (err) {
+          assert.unreachable(`${manifest.kind} ${manifest.metadata.name}: ${(err as Error).message}`);
+        }
+        assert.is(manifest.metadata.labels?.['app.kubernetes.io/name'], 'matte', `${manifest.kind} is labelled`);
+      }
+    });
+
+    test(`${overlay}: probes and ports are the server's, and the image's`, () => {
+      const manifests = build(overlay);
+      const container = one(manifests, 'Deployment').spec.template.spec.containers[0];
+      const env = containerEnvironment(manifests);
+      const port = (name: string) => container.ports.find((p: { name: string }) => p.name === name)?.containerPort;
+      assert.is(String(port('http')), env.PORT, 'the http port is PORT');
+      assert.is(String(port('http')), runtime.env.PORT, "the http port is the image's PORT");
+      assert.is(`0.0.0.0:${port('metrics')}`, env.MATTE_METRICS_ADDRESS, 'the metrics port is MATTE_METRICS_ADDRESS');
+      assert.equal(runtime.expose, [String(port('http')), String(port('metrics'))], 'the image exposes both');
+      assert.is(container.readinessProbe.httpGet.path, '/readyz');
+      assert.is(container.livenessProbe.httpGet.path, '/healthz');
+      assert.is(container.startupProbe.httpGet.path, '/healthz');
+      for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) assert.is(container[probe].httpGet.port, 'http', probe);
+      const annotations = one(manifests, 'Deployment').spec.template.metadata.annotations;
+      assert.is(annotations['prometheus.io/port'], String(port('metrics')));
+      assert.is(annotations['prometheus.io/path'], '/metrics');
+      const service = one(manifests, 'Service');
+      assert.is(service.spec.ports[0].targetPort, 'http');
+      const policy = one(manifests, 'NetworkPolicy');
+      assert.equal(policy.spec.ingress.flatMap((rule: any) => rule.ports.map((p: any) => p.port)).sort(), ['http', 'metrics']);
+      assert.equal(policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => `${p.port}/${p.protocol}`)).sort(), ['443/TCP', '53/TCP', '53/UDP', '80/TCP']);
+    });
+
+    test(`${overlay}: shutdown, security context, spread, budget and autoscaling`, () => {
+      const manifests = build(overlay);
+      const deployment = one(manifests, 'Deployment');
+      const pod = deployment.spec.template.spec;
+      const container = pod.containers[0];
+      const env = containerEnvironment(manifests);
+      const preStopSeconds = Number(container.lifecycle.preStop.exec.command[1]);
+      // matte's own last resort kills the process 3 s after the shutdown timeout (server/main.ts).
+      assert.ok(pod.terminationGracePeriodSeconds > Number(env.MATTE_SHUTDOWN_TIMEOUT_SECONDS) + preStopSeconds + 3, `grace ${pod.terminationGracePeriodSeconds} s`);
+      assert.is(pod.securityContext.runAsNonRoot, true);
+      assert.is(`${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`, runtime.user, "the image's user");
+      assert.is(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+      assert.is(pod.automountServiceAccountToken, false);
+      const context = container.securityContext;
+      assert.is(context.readOnlyRootFilesystem, true);
+      assert.is(context.allowPrivilegeEscalation, false);
+      assert.is(context.runAsNonRoot, true);
+      assert.equal(context.capabilities.drop, ['ALL']);
+      assert.not.ok(context.capabilities.add);
+      assert.is(context.seccompProfile.type, 'RuntimeDefault');
+      assert.ok(container.resources.requests.cpu && container.resources.requests.memory && container.resources.limits.memory);
+      // The limit's cores are the jobs: Node sees the node's cores, not the container's limit.
+      assert.is(String(container.resources.limits.cpu), env.MATTE_CONCURRENCY);
+      assert.ok(pod.topologySpreadConstraints.some((c: any) => c.topologyKey === 'kubernetes.io/hostname'));
+      const podLabels = deployment.spec.template.metadata.labels;
+      const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => podLabels[k] === v);
+      assert.ok(selects(one(manifests, 'PodDisruptionBudget').spec.selector.matchLabels), 'the budget selects the pods');
+      assert.ok(selects(one(manifests, 'Service').spec.selector), 'the Service selects the pods');
+      assert.ok(selects(one(manifests, 'NetworkPolicy').spec.podSelector.matchLabels), 'the policy selects the pods');
+      assert.ok(one(manifests, 'PodDisruptionBudget').spec.minAvailable < deployment.spec.replicas, 'a node can be drained');
+      const hpa = one(manifests, 'HorizontalPodAutoscaler');
+      assert.equal(hpa.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+      assert.ok(hpa.spec.minReplicas >= 2);
+    });
+
+    test(`${overlay}: results are one level below the mounted volume, never on a 0777 directory`, () => {
+      const manifests = build(overlay);
+      const pod = one(manifests, 'Deployment').spec.template.spec;
+      const env = containerEnvironment(manifests);
+      const mounts = pod.containers[0].volumeMounts as Array<{ name: string; mountPath: string }>;
+      const state = mounts.find((m) => env.MATTE_RESULTS_DIR!.startsWith(`${m.mountPath}/`));
+      assert.ok(state, `a volume holds ${env.MATTE_RESULTS_DIR}`);
+      assert.ok(!mounts.some((m) => m.mountPath === env.MATTE_RESULTS_DIR), 'the results directory itself is not a mount point');
+      assert.ok(mounts.some((m) => m.mountPath === '/tmp'), '/tmp is writable under a read-only root');
+      const volume = pod.volumes.find((v: { name: string }) => v.name === state!.name);
+      if (overlay === 'shared-volume') {
+        const claim = one(manifests, 'PersistentVolumeClaim');
+        assert.is(volume.persistentVolumeClaim?.claimName, claim.metadata.name);
+        assert.not.ok(volume.emptyDir, 'the patch replaced the emptyDir');
+        assert.equal(claim.spec.accessModes, ['ReadWriteMany']);
+        assert.is(env.MATTE_RESULTS_STORE, 'disk');
+      } else {
+        assert.is(env.MATTE_RESULTS_STORE, 's3');
+        assert.ok(env.MATTE_S3_BUCKET);
+      }
+    });
+
+    test(`${overlay}: every MATTE_* is documented, and the server accepts them once the keys are real`, () => {
+      const manifests = build(overlay);
+      const env = containerEnvironment(manifests);
+      const documented = documentedSettings();
+      const settings = Object.keys(env).filter((name) => name.startsWith('MATTE_'));
+      assert.ok(settings.length >= 8);
+      for (const name of settings) assert.ok(documented.has(name), `${name} is in docs/configuration.md`);
+      // The Secret's placeholders are refused, so no one runs with keys printed in the repository.
+      assert.throws(() => loadConfig(env, 2), (err: unknown) => err instanceof ConfigError);
+      const config = loadConfig({ ...env, ...REAL_KEYS }, 2);
+      assert.is(config.concurrency, Number(env.MATTE_CONCURRENCY));
+      assert.is(config.shutdownTimeoutMs, Number(env.MATTE_SHUTDOWN_TIMEOUT_SECONDS) * 1000);
+      assert.is(config.resultsStore, env.MATTE_RESULTS_STORE);
+    });
+  }
+
+  test('the probe paths answer on the real server: /healthz 200, /readyz 200 once ready', async () => {
+    const server = await startTestServer();
+    try {
+      assert.is((await get(server.url, '/healthz')).status, 200);
+      const ready = await waitFor('GET /readyz 200', async () => {
+        const reply = await get(server.url, '/readyz');
+        return reply.status === 200 && reply;
+      }, { timeoutMs: 60_000 });
+      assert.is(ready.json().status, 'ready');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('an overlay sits beside base/, and the base alone names both overlays', () => {
+    for (const overlay of OVERLAYS) {
+      const text = readFileSync(`${ROOT}deploy/kubernetes/${overlay}/kustomization.yaml`, 'utf8');
+      assert.match(text, /^\s+- \.\.\/base$/m, `${overlay} points back at ../base`);
+    }
+    const base = readFileSync(`${ROOT}deploy/kubernetes/base/kustomization.yaml`, 'utf8');
+    for (const overlay of OVERLAYS) assert.match(base, new RegExp(`deploy/kubernetes/${overlay}`));
+  });
+}
+
+test.run();
