@@ -10,6 +10,7 @@
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { configure, MatteError, type OutputFormat, type Result } from '../lib/index.js';
+import { integer } from '../server/config-env.js';
 import { BucketClient } from './bucket.js';
 import { inputsOf, type BrokenInput, type Item } from './batch-inputs.js';
 import { outputsOf, resultName, type Failure, type Outputs } from './batch-outputs.js';
@@ -52,7 +53,7 @@ export function batchOptions(command: Command): Command {
     .option('-j, --jobs <n>', `images processed at once (default: the cores, ${availableParallelism()} here)`, parsePositive('--jobs'))
     .option('--shard <i/n>', 'take only shard I of N of the inputs (I from 0), by a hash of each input\'s name', parseShard)
     .option('--shards <n>', 'the shard count, the index coming from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job; or set MATTE_SHARDS)', parsePositive('--shards'))
-    .option('--max-input-bytes <n>', `an input larger than this fails with input_too_large (default ${DEFAULT_MAX_INPUT_BYTES}, the server's)`, parsePositive('--max-input-bytes'))
+    .option('--max-input-bytes <n>', `an input larger than this fails with input_too_large (default: MATTE_MAX_INPUT_BYTES, else ${DEFAULT_MAX_INPUT_BYTES}, as the server)`, parsePositive('--max-input-bytes'))
     .option('--progress-every <n>', `off a terminal, a progress line per N inputs instead of a line per input (default ${DEFAULT_PROGRESS_EVERY} for bucket work)`, parsePositive('--progress-every'))
     .option('--force', 'overwrite results that already exist (in a bucket: objects matte did not write, and results already done)')
     .option('--json', 'print the results (or the error) as JSON on stdout');
@@ -181,6 +182,7 @@ export async function runBatch(inputArgs: string[], flags: BatchFlags, job: Batc
   const shard = resolveShard(flags.shard, flags.shards);
   const bucketWork = inputs.some(isBucket) || isBucket(output);
   const json = Boolean(flags.json);
+  const maxInputBytes = flags.maxInputBytes ?? integer(process.env, 'MATTE_MAX_INPUT_BYTES', DEFAULT_MAX_INPUT_BYTES, 1, 2 ** 31 - 1);
 
   let client: BucketClient | undefined;
   const bucketClient = () => client!;
@@ -213,7 +215,7 @@ export async function runBatch(inputArgs: string[], flags: BatchFlags, job: Batc
     const tally: Tally = { done: 0, skipped: 0, failures: [], outcomes: bucketWork ? undefined : [] };
     const started = performance.now();
     try {
-      await pipeline(source.items(), outputs, job, { jobs, maxInputBytes: flags.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES }, tally, progress);
+      await pipeline(source.items(), outputs, job, { jobs, maxInputBytes }, tally, progress);
     } finally {
       progress.finish();
     }
