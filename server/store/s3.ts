@@ -20,8 +20,8 @@
 // (docs/deploy.md); the expiry check on download does not depend on either.
 //
 // The SDK is large and the disk store is the default, so the SDK is an optional peer dependency:
-// imported only here, only when this store is opened, with a start-up error naming the npm command
-// when it is missing.
+// imported (s3-calls.ts) only when this store is opened, or the command works on a bucket, with an
+// error naming the npm command when it is missing.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
