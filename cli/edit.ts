@@ -133,7 +133,8 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   let model: string | undefined;
   await runBatch(inputs, flags, {
     get settings() {
-      return { command: 'edit', operations, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, model };
+      // The validated steps, not the text: the same operations however they were spelled.
+      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, model };
     },
     format: (item) => format ?? formatOfPath(item.name) ?? 'png',
     run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, handOver: true }),
