@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=edit,bg,http]`: matte side by side with its peers on
+// `npm run bench [-- --quick] [-- --only=edit,bg,http,bulk]`: matte side by side with its peers on
 // this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
 // bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
 //
@@ -16,7 +16,7 @@ import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'http']).map((s) => s.trim());
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'http', 'bulk']).map((s) => s.trim());
 const threads = availableParallelism();
 
 // Each measurement is split into `rounds` child processes per tool, run alternately (matte,
@@ -285,6 +285,17 @@ async function benchHttp(targets: Target[]) {
   return { ...http, lib, lone, throughputRatio: throughput };
 }
 
+async function benchBulk(targets: Target[]) {
+  const model = budget.models[0]!;
+  log(`\n## Bulk: matte remove-background bucket to bucket (s3rver on loopback) vs lib/ on the same images in memory (${model}, ${threads} jobs each)`);
+  execFileSync(process.execPath, [join(ROOT, 'dist', 'models', 'fetch.js'), '--quiet', model], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const { runBulk } = await import('./bulk.js');
+  const bulk = await runBulk({ model, copies: quick ? 24 : 60, rounds: budget.rounds }, log);
+  log(table(['what', 'images/s (pooled)'], [[`lib/ in memory, ${bulk.jobs} jobs`, fmt(bulk.libPerSecond, 2)], [`remove-background s3:// -> s3://, --jobs ${bulk.jobs}`, fmt(bulk.commandPerSecond, 2)], ['command / lib', fmt(bulk.ratio, 2)]]));
+  targets.push({ what: `bulk bucket-to-bucket / lib/ in memory (${model}, ${bulk.images} images)`, target: '>= 0.90', measured: fmt(bulk.ratio, 2), met: bulk.ratio >= 0.9 });
+  return bulk;
+}
+
 async function main(): Promise<void> {
   ensureDirs();
   const started = new Date();
@@ -305,6 +316,7 @@ async function main(): Promise<void> {
   if (only.includes('edit')) report.edit = await benchEdit(targets);
   if (only.includes('bg')) report.backgroundRemoval = await benchBackground(targets);
   if (only.includes('http')) report.http = await benchHttp(targets);
+  if (only.includes('bulk')) report.bulk = await benchBulk(targets);
 
   report.loadavgAtEnd = loadavg();
   report.seconds = (Date.now() - started.getTime()) / 1000;

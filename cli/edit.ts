@@ -3,21 +3,39 @@
 // POST /images/edit) and writes the result; the format comes from OUT's extension or --format.
 // `-` as IN reads standard input, `-o -` writes the image to standard output (then --format is
 // needed, and the summary goes to standard error so that the image bytes stay alone on stdout).
+// Several inputs, a folder, `s3://bucket/prefix/`, or an output folder or prefix make a batch
+// (batch.ts), as remove-background runs: results named after their inputs, in the format given
+// by --format, else each input's own (PNG for a type matte does not write).
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { edit, OUTPUT_FORMATS, type OutputFormat } from '../lib/index.js';
+import { edit, editOptionsSchema, editSteps, loadModel, OUTPUT_FORMATS, parseOperations, type OutputFormat } from '../lib/index.js';
+import { batchOptions, runBatch, type BatchFlags } from './batch.js';
 import { CliError, describe } from './errors.js';
 import { STDIO, exists, formatBytes, formatOfPath, parseFormat, readInput, writeOutput } from './files.js';
 import { parseInteger } from './options.js';
 
-interface EditFlags {
-  output: string;
+interface EditFlags extends BatchFlags {
   op: string[];
   ops?: string;
   format?: string;
   quality?: number;
   anim?: boolean;
-  force?: boolean;
-  json?: boolean;
+}
+
+const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** One image to one file (or standard input/output), or a batch: several inputs, a folder, a bucket, or an output folder. */
+async function isBatch(inputs: string[], output: string): Promise<boolean> {
+  if (inputs.length > 1 || SCHEME.test(output) || output.endsWith('/') || inputs.some((input) => SCHEME.test(input))) return true;
+  return (inputs[0] !== STDIO && (await isDirectory(inputs[0]!))) || (output !== STDIO && (await isDirectory(output)));
 }
 
 /** The operation list from --op values (each one operation, or an array of them) or an --ops file. */
@@ -47,19 +65,18 @@ export async function operationList(flags: Pick<EditFlags, 'op' | 'ops'>, input:
 }
 
 export function editCommand(program: Command): void {
-  program
+  const command = program
     .command('edit')
     .description('apply an ordered list of operations to one image (the operations of POST /images/edit)')
-    .argument('<input>', 'image file (JPEG, PNG, WebP, GIF, AVIF/HEIF or TIFF), or - for standard input')
-    .requiredOption('-o, --output <file>', 'where to write the result, or - for standard output (with --format); its extension chooses the format unless --format is given')
+    .argument('<inputs...>', 'image file (JPEG, PNG, WebP, GIF, AVIF/HEIF or TIFF), or - for standard input; several files, folders or s3://bucket/prefix/ for a batch')
+    .requiredOption('-o, --output <file>', 'where to write the result, or - for standard output (with --format); its extension chooses the format unless --format is given; for a batch a folder or s3://bucket/prefix/')
     .option('--op <json>', 'one operation as JSON, e.g. \'{"resize":{"width":800}}\'; repeat it, in order', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--ops <file>', 'a JSON file holding the operation list (an array), or - for standard input')
     .option('-f, --format <format>', `output format: ${OUTPUT_FORMATS.join(', ')} (default: from the output's extension)`)
     .option('-q, --quality <1-100>', 'quality for jpeg and webp (default 80)', parseInteger('--quality'))
     .option('--anim', 'keep every frame of an animated input when the format can animate (the default)')
-    .option('--no-anim', 'keep only the first frame')
-    .option('--force', 'overwrite the output file when it exists')
-    .option('--json', 'print the result (or the error) as JSON on stdout')
+    .option('--no-anim', 'keep only the first frame');
+  batchOptions(command)
     .addHelpText(
       'after',
       `
@@ -70,9 +87,16 @@ Examples:
   matte edit photo.jpg -o small.webp --op '{"resize":{"width":800}}' --op '{"blur":2}'
   matte edit photo.jpg -o cut.png --op '{"removeBackground":true}' --op '{"background":"#fff"}'
   matte edit anim.gif -o first.png --no-anim --ops ops.json
-  curl -s https://example.com/a.jpg | matte edit - -o - -f webp --op '{"resize":{"width":400}}' > a.webp`,
+  curl -s https://example.com/a.jpg | matte edit - -o - -f webp --op '{"resize":{"width":400}}' > a.webp
+  matte edit photos/ -o small/ --op '{"resize":{"width":800}}'           # each keeps its format
+  matte edit s3://shop/raw/ -o s3://shop/small/ -f webp --ops ops.json --shard 0/4
+
+A batch exits 0 when every input was done, 2 when any failed (in a bucket the failures are also
+written to <output>.matte/failures-<I>-of-<N>.jsonl), 1 when it could not run.`,
     )
-    .action(async (input: string, flags: EditFlags) => {
+    .action(async (inputs: string[], flags: EditFlags) => {
+      if (await isBatch(inputs, flags.output)) return editBatch(inputs, flags);
+      const input = inputs[0]!;
       const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : formatOfPath(flags.output);
       if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + OUTPUT_FORMATS.join(', ') + ')', 'invalid_option', 'format');
       if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${OUTPUT_FORMATS.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
@@ -93,4 +117,30 @@ Examples:
         report.write(`${flags.output}: ${result.width}x${result.height} ${format}${frames}, ${formatBytes(result.data.length)} in ${ms} ms\n`);
       }
     });
+}
+
+/** Many inputs: the operation list validated once, then the batch. */
+async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
+  if (inputs.includes(STDIO) || flags.output === STDIO || flags.ops === STDIO) throw new CliError('- (standard input or output) works with one input and one output file, not with a batch', 'invalid_option', STDIO);
+  if (formatOfPath(flags.output) && !SCHEME.test(flags.output) && !(await isDirectory(flags.output))) {
+    throw new CliError(`a batch writes into a folder or s3://bucket/prefix/, and ${flags.output} names a file (end it with / for a folder of that name)`, 'invalid_option', flags.output);
+  }
+  const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : undefined;
+  const operations = await operationList(flags, '');
+  const steps = parseOperations(operations);
+  if (!editOptionsSchema.safeParse({ quality: flags.quality }).success) throw new CliError(`--quality must be 1..100 (got ${flags.quality})`, 'invalid_option', 'quality');
+  const removesBackground = steps.some((step) => step.op === 'removeBackground');
+  let model: string | undefined;
+  await runBatch(inputs, flags, {
+    get settings() {
+      // The validated steps, not the text: the same operations however they were spelled.
+      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, model };
+    },
+    format: (item) => format ?? formatOfPath(item.name) ?? 'png',
+    run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, handOver: true }),
+    // The default model loaded once up front (a removeBackground operation without its own model uses it).
+    prepare: async () => {
+      if (removesBackground) model = (await loadModel()).name;
+    },
+  });
 }

@@ -1,8 +1,8 @@
 // The settings for running matte as several processes or machines (docs/api.md,
 // "Stored results" and "Metrics"): the result store (disk or s3), its quota and presigning, the /metrics key and CORS origins.
 // Read by loadConfig (server/config.ts) from the same environment; a bad value is a ConfigError
-// naming the variable. Only config.ts imports this file (it imports config.ts's helpers back; the
-// helpers are used at call time only, so the cycle is harmless as long as config.ts is loaded first).
+// naming the variable. config.ts reads it whole; the command's bucket work (cli/bucket.ts) reads
+// only s3Connection, the same settings for reaching the object store.
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
@@ -28,10 +28,8 @@ export const SCALE_VARIABLES = [
 
 export const RESULT_STORES = ['disk', 's3'] as const;
 
-export interface S3Settings {
-  bucket: string;
-  /** Prepended to every key (default "matte-results/"; "/" for the bucket's root). */
-  prefix: string;
+/** How to reach the object store, whatever the bucket: the result store's and the command's bucket work (cli/bucket.ts). */
+export interface S3Connection {
   /** The deadline of one S3 call (MATTE_S3_TIMEOUT_SECONDS). */
   timeoutMs: number;
   /** For S3-compatible stores: http(s)://host[:port]. */
@@ -41,6 +39,12 @@ export interface S3Settings {
   region?: string;
   /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); else the SDK's default chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+export interface S3Settings extends S3Connection {
+  bucket: string;
+  /** Prepended to every key (default "matte-results/"; "/" for the bucket's root). */
+  prefix: string;
 }
 
 export interface ScaleConfig {
@@ -84,14 +88,19 @@ export const DEFAULT_RESULTS_MAX_ENTRIES = 100_000;
 export const DEFAULT_S3_PREFIX = 'matte-results/';
 
 // S3 bucket names (and the looser ones of S3-compatible stores): 3..63 of a-z 0-9 . - _
-const BUCKET = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
+export const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/;
 
 function s3Settings(env: Env): S3Settings {
   const bucket = present(env, 'MATTE_S3_BUCKET');
   if (bucket === undefined) throw new ConfigError('MATTE_S3_BUCKET is required with MATTE_RESULTS_STORE=s3');
-  if (!BUCKET.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
+  if (!BUCKET_NAME.test(bucket)) throw new ConfigError(`MATTE_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name (3..63 of a-z, 0-9, '.', '-')`);
   const prefix = (present(env, 'MATTE_S3_PREFIX') ?? DEFAULT_S3_PREFIX).replace(/^\/+/, '');
   if (prefix.length > 512) throw new ConfigError('MATTE_S3_PREFIX is longer than 512 characters');
+  return { bucket, prefix, ...s3Connection(env) };
+}
+
+/** MATTE_S3_ENDPOINT, MATTE_S3_FORCE_PATH_STYLE, MATTE_S3_TIMEOUT_SECONDS and the AWS_ variables. */
+export function s3Connection(env: Env): S3Connection {
   let endpoint: string | undefined;
   const url = httpUrl(env, 'MATTE_S3_ENDPOINT', 'http://127.0.0.1:9000');
   if (url !== undefined) {
@@ -105,8 +114,6 @@ function s3Settings(env: Env): S3Settings {
   }
   const sessionToken = present(env, 'AWS_SESSION_TOKEN');
   return {
-    bucket,
-    prefix,
     endpoint,
     forcePathStyle: flag(env, 'MATTE_S3_FORCE_PATH_STYLE'),
     timeoutMs: integer(env, 'MATTE_S3_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,

@@ -1,9 +1,61 @@
-// What the S3 store and its keyed area (s3.ts, s3-entries.ts) share about talking to the bucket:
-// matte's marker on every object they write (and the only objects they delete or replace), the
-// HTTP status of an SDK error, an object's metadata, and what of such an error may be logged.
+// What the S3 store, its keyed area (s3.ts, s3-entries.ts) and the command's bucket work
+// (cli/bucket.ts) share about talking to a bucket: the SDK imported on first use and the one client
+// setup (deadlines, retries, checksums), matte's marker on every object the store writes (and the
+// only objects it deletes or replaces), the HTTP status of an SDK error, an object's metadata, and
+// what of such an error may be logged.
 import type * as S3 from '@aws-sdk/client-s3';
+import type { S3Connection } from '../config-scale.js';
+import { StoreSetupError } from './errors.js';
 
 export type Sdk = typeof S3;
+
+export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
+
+/** The deadline of one S3 call when none is configured. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Imports an optional peer dependency; its absence is a StoreSetupError naming `what` and the npm command. */
+export async function importOptional<T>(name: string, what: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+      throw new StoreSetupError(`${what} needs the AWS SDK, which is not installed: run \`${SDK_INSTALL_COMMAND}\``);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The one client setup of every S3 user in matte; its region is resolved here, so a missing one is a
+ * StoreSetupError naming `what` rather than a failure of the first call.
+ */
+export async function openClient(sdk: Sdk, connection: Omit<S3Connection, 'timeoutMs'> & { timeoutMs?: number }, what: string): Promise<S3.S3Client> {
+  const { endpoint, forcePathStyle, credentials } = connection;
+  const timeoutMs = connection.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const client = new sdk.S3Client({
+    region: connection.region ?? (endpoint ? 'us-east-1' : undefined),
+    endpoint,
+    forcePathStyle,
+    credentials,
+    maxAttempts: 2,
+    // The SDK's default checksums (CRC32 on every put) are refused by several S3-compatible
+    // stores; S3 itself needs them only where an API requires them.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // Real deadlines: without throwOnRequestTimeout the locked handler only logs a warning when
+    // requestTimeout passes, and a socket that stalls mid-body needs its own idle timeout.
+    requestHandler: { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, socketTimeout: timeoutMs },
+  });
+  try {
+    await client.config.region();
+  } catch {
+    client.destroy();
+    throw new StoreSetupError(`${what} needs a region: set AWS_REGION (or MATTE_S3_ENDPOINT for an S3-compatible store)`);
+  }
+  return client;
+}
 
 /** The metadata every object the store writes carries, and the only objects it deletes. */
 export const MARKER_META = 'matte-store';

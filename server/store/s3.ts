@@ -21,8 +21,8 @@
 // counts each result at least OBJECT_FLOOR_BYTES (common.ts), and the number of results.
 //
 // The SDK is large and the disk store is the default, so the SDK is an optional peer dependency:
-// imported only here, only when this store is opened, with a start-up error naming the npm command
-// when it is missing.
+// imported (s3-calls.ts) only when this store is opened, or the command works on a bucket, with an
+// error naming the npm command when it is missing.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -32,16 +32,15 @@ import { HttpError } from '../errors.js';
 import { storeError, storeUnavailable, StoreSetupError } from './errors.js';
 import { defaultSweepIntervalMs, etagOf, EXT_PATTERN, ID_PATTERN, mediaTypeOfExt, newResultId, OBJECT_FLOOR_BYTES, RESULT_NAME_PATTERN, storedCost, type KeyedEntries, type KeyedEntriesOptions, type ResultStore, type StoredResult } from './common.js';
 import { ResultsQuota } from './quota.js';
-import { describe, headObject, MARKER, MARKER_META, S3CallError, statusOf, type Sdk } from './s3-calls.js';
+import { DEFAULT_TIMEOUT_MS, describe, headObject, importOptional, MARKER, MARKER_META, openClient, S3CallError, statusOf, type Sdk } from './s3-calls.js';
 import { S3Entries } from './s3-entries.js';
 import { Sweeper } from './sweeper.js';
 import type { S3Settings } from '../config-scale.js';
 
-export const SDK_INSTALL_COMMAND = 'npm install @aws-sdk/client-s3 @aws-sdk/s3-request-presigner';
+export { SDK_INSTALL_COMMAND } from './s3-calls.js';
 
 const PROBE_PREFIX = '.matte-probe-';
 const PROBE_CACHE_MS = 2000;
-const DEFAULT_TIMEOUT_MS = 30_000;
 const CLOCK_SKEW_MS = 5 * 60_000;
 const EXPIRES_META = 'expires-at';
 
@@ -60,18 +59,6 @@ export interface S3StoreOptions extends Omit<S3Settings, 'timeoutMs'> {
 }
 
 type Presign = typeof import('@aws-sdk/s3-request-presigner').getSignedUrl;
-
-async function importOptional<T>(name: string, variable: string): Promise<T> {
-  try {
-    return (await import(name)) as T;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new StoreSetupError(`${variable} needs the AWS SDK, which is not installed: run \`${SDK_INSTALL_COMMAND}\``);
-    }
-    throw err;
-  }
-}
 
 export class S3ResultStore implements ResultStore {
   readonly kind = 's3';
@@ -98,27 +85,7 @@ export class S3ResultStore implements ResultStore {
     if (this.options.presign) {
       this.presigner = (await importOptional<{ getSignedUrl: Presign }>('@aws-sdk/s3-request-presigner', 'MATTE_RESULTS_PRESIGN=1')).getSignedUrl;
     }
-    const { endpoint, forcePathStyle, credentials } = this.options;
-    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.client = new this.sdk.S3Client({
-      region: this.options.region ?? (endpoint ? 'us-east-1' : undefined),
-      endpoint,
-      forcePathStyle,
-      credentials,
-      maxAttempts: 2,
-      // The SDK's default checksums (CRC32 on every put) are refused by several S3-compatible
-      // stores; S3 itself needs them only where an API requires them.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      // Real deadlines: without throwOnRequestTimeout the locked handler only logs a warning when
-      // requestTimeout passes, and a socket that stalls mid-body needs its own idle timeout.
-      requestHandler: { connectionTimeout: Math.min(3000, timeoutMs), requestTimeout: timeoutMs, throwOnRequestTimeout: true, socketTimeout: timeoutMs },
-    });
-    try {
-      await this.client.config.region();
-    } catch {
-      throw new StoreSetupError('MATTE_RESULTS_STORE=s3 needs a region: set AWS_REGION (or MATTE_S3_ENDPOINT for an S3-compatible store)');
-    }
+    this.client = await openClient(this.sdk, this.options, 'MATTE_RESULTS_STORE=s3');
     try {
       await this.client.send(new this.sdk.HeadBucketCommand({ Bucket: this.options.bucket }));
     } catch (err) {

@@ -1,12 +1,12 @@
 // `matte edit` run as a real process on real files: the result's pixels and format, the format
 // from the extension or --format, --ops files, no overwrite without --force, and one clear line
 // with a non-zero exit code for every kind of bad input.
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lines, runCli } from '../helpers/cli.js';
-import { decode, formatOf, gradient, pixel, solid } from '../helpers/images.js';
+import { convert, decode, formatOf, gradient, pixel, solid } from '../helpers/images.js';
 import { tempDir } from '../helpers/server.js';
 
 let dir: string;
@@ -70,7 +70,7 @@ test('an existing output is kept without --force, replaced with it', async () =>
 test('bad input: one clear line, exit code 1, never a stack trace', async () => {
   const out = join(dir, 'never.png');
   assertOneLineError(await runCli(['edit', join(dir, 'missing.png'), '-o', out, '--op', '{"blur":1}']), /cannot read .*missing\.png: no such file or directory/);
-  assertOneLineError(await runCli(['edit', dir, '-o', out, '--op', '{"blur":1}']), /is a directory/);
+  assertOneLineError(await runCli(['edit', dir, '-o', out, '--op', '{"blur":1}']), /a batch writes into a folder or s3:\/\/bucket\/prefix\/, and .*never\.png names a file/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":']), /--op number 1 is not valid JSON/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":500}']), /operations\[0\]\.blur must be at most 250 \(invalid_operations\)/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"sharpen":1}']), /operations\[1\]/);
@@ -133,6 +133,33 @@ test('- misused: no format for stdout, stdin asked for twice, not an image on st
   const run = await runCli(['edit', '-', '-o', '-', '-f', 'png', '--op', '{"blur":1}'], { stdin: Buffer.from('not an image') });
   assertOneLineError(run, /not a JPEG, PNG/);
   assert.is(run.stdoutBytes.length, 0);
+});
+
+test('several inputs or a folder: a batch into a folder, each result keeping its format unless --format', async () => {
+  const photos = join(dir, 'batch-in');
+  await mkdir(photos);
+  await writeFile(join(photos, 'a.png'), gradient(40, 30));
+  await writeFile(join(photos, 'b.jpg'), await convert(gradient(40, 30), 'jpeg'));
+  await writeFile(join(photos, 'notes.txt'), 'not taken: not an image extension');
+  const out = join(dir, 'batch-out');
+  const run = await runCli(['edit', photos, '-o', `${out}/`, '--op', '{"rotate":90}']);
+  assert.is(run.code, 0, run.stderr);
+  assert.equal((await readdir(out)).sort(), ['a.png', 'b.jpg']);
+  assert.is(formatOf(await readFile(join(out, 'b.jpg'))), 'jpeg');
+  assert.equal([(await decode(await readFile(join(out, 'a.png')))).width], [30]);
+  assert.match(lines(run.stdout).pop()!, /^2 files: 2 done, 0 failed in [\d.]+ s \(\d at a time\) -> /);
+
+  const webp = join(dir, 'batch-webp');
+  const both = await runCli(['edit', join(photos, 'a.png'), join(photos, 'b.jpg'), input, '-o', webp, '-f', 'webp', '--op', '{"blur":1}', '--json']);
+  assert.is(both.code, 0, both.stderr);
+  const summary = JSON.parse(both.stdout);
+  assert.equal([summary.total, summary.done, summary.failed], [3, 3, 0]);
+  assert.equal(summary.files.map((f: { output: string }) => f.output), ['a.webp', 'b.webp', 'in.webp'].map((name) => join(webp, name)));
+  // a.png and a second a.* would write the same result: the second fails, exit code 2.
+  await writeFile(join(photos, 'a.webp'), await convert(gradient(40, 30), 'webp'));
+  const clash = await runCli(['edit', photos, '-o', join(dir, 'batch-clash'), '-f', 'png', '--op', '{"blur":1}']);
+  assert.is(clash.code, 2, clash.stderr);
+  assert.match(clash.stderr, /a\.webp: its result .*a\.png would overwrite the result of .*a\.png/);
 });
 
 test.run();

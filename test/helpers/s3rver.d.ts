@@ -11,5 +11,6 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     run(): Promise<{ address: string; port: number }>;
     close(): Promise<void>;
+    on(event: 'event', listener: (event: any) => void): this;
   }
 }
