@@ -4,13 +4,13 @@
 // 2 x jobs + 2 inputs are in flight, so the next inputs are read and the last results written
 // while the jobs run, and memory stays bounded whatever the bucket holds. An input's own failure
 // (not an image, too large, its result taken) is recorded and the batch goes on; a failure of the
-// store or a bug stops the batch (exit 1), and a run again picks up where it stopped.
-// Exit code: 0 when every input is done, 2 when the batch ran to its end and some inputs failed,
-// 1 when it could not run (bad arguments, the store failing).
+// store or a bug stops the batch (exit 3), and a run again picks up where it stopped.
+// Exit code: 0 when every input is done, 1 when some inputs failed or it could not start (bad
+// arguments), 3 when the store failed (at the start or part-way): only the last is worth a retry.
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { configure, MatteError, type OutputFormat, type Result } from '../lib/index.js';
-import { integer } from '../server/config-env.js';
+import { ConfigError, integer } from '../server/config-env.js';
 import { BucketClient } from './bucket.js';
 import { inputsOf, type BrokenInput, type Item } from './batch-inputs.js';
 import { outputsOf, resultName, type Failure, type Outputs } from './batch-outputs.js';
@@ -174,7 +174,7 @@ async function pipeline(items: AsyncIterable<Item | BrokenInput>, outputs: Outpu
   if (fatal) throw fatal.error;
 }
 
-/** Runs the batch described by the command's arguments; sets process.exitCode (0, 2 when inputs failed). */
+/** Runs the batch described by the command's arguments; sets process.exitCode (0, 1 when inputs failed). */
 export async function runBatch(inputArgs: string[], flags: BatchFlags, job: BatchJob): Promise<void> {
   const inputs: Location[] = inputArgs.map(parseLocation);
   const output = parseLocation(flags.output);
@@ -221,9 +221,10 @@ export async function runBatch(inputArgs: string[], flags: BatchFlags, job: Batc
     }
     const report = await outputs.finish(tally.failures);
     summarise(tally, { json, jobs, seconds: (performance.now() - started) / 1000, output: outputs.label, report, inputOrder: inputArgs, shard, bucketWork });
-    if (tally.failures.length) process.exitCode = 2;
+    if (tally.failures.length) process.exitCode = 1;
   } catch (err) {
     if (isItemFailure(err) || !(err instanceof Error)) throw err;
+    if (err instanceof ConfigError) throw new CliError(err.message, 'invalid_option');
     // The store failed (an S3CallError, already reduced to what may be printed) or a bug: one line.
     throw new CliError(describe(err), 'batch_stopped');
   } finally {

@@ -26,13 +26,17 @@ export function errorBody(err: unknown): { error: { code: string; message: strin
   return { error: { code, message: describe(err), ...(path !== undefined ? { path } : {}) } };
 }
 
+/** The exit code of a batch the store failed (at its start or part-way): running it again may finish it. */
+export const EXIT_STOPPED = 3;
+const STORE_FAILURES = new Set(['batch_stopped', 'store_unavailable']);
+
 /** Prints the error (one line, and its JSON form with --json) and returns the exit code. */
 export function report(err: unknown, json: boolean): number {
   if (json) process.stdout.write(`${JSON.stringify(errorBody(err))}\n`);
   const code = err instanceof MatteError ? ` (${err.code})` : '';
   process.stderr.write(`matte: ${describe(err)}${code}\n`);
   if (process.env.MATTE_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
-  return 1;
+  return err instanceof CliError && STORE_FAILURES.has(err.code) ? EXIT_STOPPED : 1;
 }
 
 /** A file system error in words: "no such file", "permission denied", ... */

