@@ -25,8 +25,9 @@ static Error about_background(const Error &err) {
 
 // The background image, loaded for a width x height canvas: its limits and declared size are checked
 // from its header first; the decoder shrinks it on load as far as covering the canvas allows.
-static Frames load_background(const Plan &plan, const Step &cover, bool sequential) {
+static Frames load_background(const Plan &plan, const Step &cover, bool sequential, bool header_only = false) {
   LoadOptions options;
+  options.header_only = header_only;
   options.limits = plan.limits;
   options.first_step = &cover;
   options.role = "background image";
@@ -42,7 +43,7 @@ void check_background_image(const Plan &plan) {
   if (!plan.background) return;
   Step none;
   none.op = Op::BackgroundImage;
-  load_background(plan, none, false);
+  load_background(plan, none, false, true);
 }
 
 // Linear light, as 16-bit values: sRGB's 8 bits to linear (256 entries) and back (65536).
