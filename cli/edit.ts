@@ -4,7 +4,7 @@
 // `-` as IN reads standard input, `-o -` writes the image to standard output (then --format is
 // needed, and the summary goes to standard error so that the image bytes stay alone on stdout).
 import type { Command } from 'commander';
-import { edit, OUTPUT_FORMATS, type OutputFormat } from '../lib/index.js';
+import { edit, FORMAT_CHOICES, type FormatChoice } from '../lib/index.js';
 import { CliError, describe } from './errors.js';
 import { STDIO, exists, formatBytes, formatOfPath, parseFormat, readInput, writeOutput } from './files.js';
 import { parseInteger } from './options.js';
@@ -18,6 +18,7 @@ interface EditFlags {
   anim?: boolean;
   force?: boolean;
   json?: boolean;
+  backgroundImage?: string;
 }
 
 /** The operation list from --op values (each one operation, or an array of them) or an --ops file. */
@@ -54,43 +55,53 @@ export function editCommand(program: Command): void {
     .requiredOption('-o, --output <file>', 'where to write the result, or - for standard output (with --format); its extension chooses the format unless --format is given')
     .option('--op <json>', 'one operation as JSON, e.g. \'{"resize":{"width":800}}\'; repeat it, in order', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--ops <file>', 'a JSON file holding the operation list (an array), or - for standard input')
-    .option('-f, --format <format>', `output format: ${OUTPUT_FORMATS.join(', ')} (default: from the output's extension)`)
+    .option('-f, --format <format>', `output format: ${FORMAT_CHOICES.join(', ')} (default: from the output's extension; auto: png where the result has transparency, else jpeg, the extension added to -o)`)
     .option('-q, --quality <1-100>', 'quality for jpeg and webp (default 80)', parseInteger('--quality'))
     .option('--anim', 'keep every frame of an animated input when the format can animate (the default)')
     .option('--no-anim', 'keep only the first frame')
+    .option('--background-image <file>', 'the image a backgroundImage operation puts the result over')
     .option('--force', 'overwrite the output file when it exists')
     .option('--json', 'print the result (or the error) as JSON on stdout')
     .addHelpText(
       'after',
       `
 Operations (applied in order): resize {width?,height?,fit?}, rotate 90|180|270, flip h|v|hv,
-blur 0..250, brightness|contrast|saturation >= 0, background "<css colour>", removeBackground true, trim true.
+blur 0..250, brightness|contrast|saturation >= 0, background "<css colour>", removeBackground true, trim true;
+extensions: size, shadow, backgroundImage (with --background-image), place (docs/api.md, "Extensions: staged cut-outs").
 
 Examples:
   matte edit photo.jpg -o small.webp --op '{"resize":{"width":800}}' --op '{"blur":2}'
   matte edit photo.jpg -o cut.png --op '{"removeBackground":true}' --op '{"background":"#fff"}'
   matte edit anim.gif -o first.png --no-anim --ops ops.json
+  matte edit shoe.jpg -o staged -f auto --background-image studio.jpg --op '{"removeBackground":true}' --op '{"shadow":true}' --op '{"backgroundImage":true}'
   curl -s https://example.com/a.jpg | matte edit - -o - -f webp --op '{"resize":{"width":400}}' > a.webp`,
     )
     .action(async (input: string, flags: EditFlags) => {
-      const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : formatOfPath(flags.output);
-      if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + OUTPUT_FORMATS.join(', ') + ')', 'invalid_option', 'format');
-      if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${OUTPUT_FORMATS.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
+      const auto = flags.format?.trim().toLowerCase() === 'auto';
+      const format: FormatChoice | undefined = auto ? 'auto' : flags.format !== undefined ? parseFormat(flags.format) : formatOfPath(flags.output);
+      if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + FORMAT_CHOICES.join(', ') + ')', 'invalid_option', 'format');
+      if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${FORMAT_CHOICES.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
+      // auto: the extension is the format the job chose, added to the name given.
+      if (auto && flags.output !== STDIO && formatOfPath(flags.output)) throw new CliError(`with --format auto, give -o without an image extension ("${flags.output}"): .png or .jpeg is added once the format is known`, 'invalid_option', 'output');
       const operations = await operationList(flags, input);
-      if (!flags.force && (await exists(flags.output))) throw new CliError(`${flags.output} already exists (use --force to overwrite)`, 'output_exists', flags.output);
+      const candidates = auto && flags.output !== STDIO ? [`${flags.output}.png`, `${flags.output}.jpeg`] : [flags.output];
+      for (const candidate of candidates)
+        if (!flags.force && (await exists(candidate))) throw new CliError(`${candidate} already exists (use --force to overwrite)`, 'output_exists', candidate);
       const data = await readInput(input);
+      const backgroundImage = flags.backgroundImage === undefined ? undefined : await readInput(flags.backgroundImage);
       const started = performance.now();
-      const result = await edit(data, operations, { format, quality: flags.quality, anim: flags.anim });
+      const result = await edit(data, operations, { format, quality: flags.quality, anim: flags.anim, backgroundImage });
       const ms = Math.round(performance.now() - started);
-      await writeOutput(flags.output, result.data, Boolean(flags.force));
-      const summary = { input, output: flags.output, format, width: result.width, height: result.height, frames: result.frames, bytes: result.data.length, ms };
+      const output = auto && flags.output !== STDIO ? `${flags.output}.${result.format}` : flags.output;
+      await writeOutput(output, result.data, Boolean(flags.force));
+      const summary = { input, output, format: result.format, width: result.width, height: result.height, frames: result.frames, bytes: result.data.length, ms };
       // With the image on stdout, the summary goes to stderr, and only when asked for (--json):
       // a pipeline's stderr stays quiet on success.
       const report = flags.output === STDIO ? process.stderr : process.stdout;
       if (flags.json) report.write(`${JSON.stringify(summary)}\n`);
       else if (flags.output !== STDIO) {
         const frames = result.frames > 1 ? `, ${result.frames} frames` : '';
-        report.write(`${flags.output}: ${result.width}x${result.height} ${format}${frames}, ${formatBytes(result.data.length)} in ${ms} ms\n`);
+        report.write(`${output}: ${result.width}x${result.height} ${result.format}${frames}, ${formatBytes(result.data.length)} in ${ms} ms\n`);
       }
     });
 }

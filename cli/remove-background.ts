@@ -6,13 +6,14 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { extname, join, parse, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CHANNELS, configure, loadModel, MATTE_FORMATS, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, type MatteFormat, type RemoveBackgroundOptions } from '../lib/index.js';
+import { CHANNELS, configure, loadModel, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, REMOVE_BACKGROUND_FORMATS, type RemoveBackgroundFormat, type RemoveBackgroundOptions } from '../lib/index.js';
 import { CliError, errorBody, fsReason } from './errors.js';
 import { exists, formatBytes, IMAGE_EXTENSIONS, parseFormat, readInput, writeOutput } from './files.js';
 import { parsePositive } from './options.js';
 import { createProgress, type FileOutcome } from './progress.js';
+import { stagingOptions, type StagingFlags } from './staging.js';
 
-interface Flags {
+interface Flags extends StagingFlags {
   output: string;
   trim?: boolean;
   trimMargin?: string;
@@ -26,6 +27,9 @@ interface Flags {
 
 /** One file to process, or an input that failed before processing (missing, unreadable directory). */
 type Planned = { input: string; output: string } | { input: string; error: CliError };
+
+/** A result's file: named after its input, with its format's extension (`auto`: the one the job chose). */
+const outputPath = (dir: string, input: string, format: string) => join(dir, `${parse(input).name}.${format}`);
 
 /** Expands the arguments: a file stays, a directory becomes its image files (not recursive). */
 async function expandInputs(inputs: string[]): Promise<Array<{ input: string } | { input: string; error: CliError }>> {
@@ -57,7 +61,7 @@ async function expandInputs(inputs: string[]): Promise<Array<{ input: string } |
 }
 
 /** Decides each output path; two inputs with the same name (a.jpg, a.png) would collide. */
-async function plan(inputs: Array<{ input: string } | { input: string; error: CliError }>, dir: string, format: MatteFormat, force: boolean): Promise<Planned[]> {
+async function plan(inputs: Array<{ input: string } | { input: string; error: CliError }>, dir: string, format: RemoveBackgroundFormat, force: boolean): Promise<Planned[]> {
   const taken = new Map<string, string>();
   const planned: Planned[] = [];
   for (const item of inputs) {
@@ -65,15 +69,18 @@ async function plan(inputs: Array<{ input: string } | { input: string; error: Cl
       planned.push(item);
       continue;
     }
-    const output = join(dir, `${parse(item.input).name}.${format}`);
+    // With auto, the name without its extension (it is known once the job ran); both candidates are checked.
+    const output = outputPath(dir, item.input, format === 'auto' ? '*' : format);
     const other = taken.get(resolve(output));
     if (other !== undefined) {
       planned.push({ input: item.input, error: new CliError(`${item.input}: its result ${output} would overwrite the result of ${other}`, 'output_exists', output) });
       continue;
     }
     taken.set(resolve(output), item.input);
-    if (!force && (await exists(output))) {
-      planned.push({ input: item.input, error: new CliError(`${item.input}: ${output} already exists (use --force to overwrite)`, 'output_exists', output) });
+    const candidates = format === 'auto' ? [outputPath(dir, item.input, 'png'), outputPath(dir, item.input, 'jpeg')] : [output];
+    const existing = force ? undefined : (await Promise.all(candidates.map(async (c) => ((await exists(c)) ? c : undefined)))).find(Boolean);
+    if (existing) {
+      planned.push({ input: item.input, error: new CliError(`${item.input}: ${existing} already exists (use --force to overwrite)`, 'output_exists', existing) });
       continue;
     }
     planned.push({ input: item.input, output });
@@ -105,24 +112,35 @@ export function removeBackgroundCommand(program: Command): void {
     .option('--trim', 'crop each result to the bounding box of its visible pixels')
     .option('--trim-margin <margin>', 'with --trim, a margin around the subject: pixels (30, at most 500) or a share of its box (10%, at most 50%)')
     .option('--channels <channels>', `${CHANNELS.join(' (default) or ')}: the cut-out, or the matte alone as a greyscale image`, 'rgba')
-    .option('-f, --format <format>', `${MATTE_FORMATS.join(' or ')}`, 'png')
+    .option('-f, --format <format>', `${REMOVE_BACKGROUND_FORMATS.join(', ')} (auto: png where a result has transparency, else jpeg)`, 'png')
     .option('-m, --model <name>', 'the model (see `matte models list`; default: MATTE_MODEL, else the registry default)')
     .option('-j, --jobs <n>', `images processed at once (default: the cores, ${availableParallelism()} here)`, parsePositive('--jobs'))
+    .option('--size <size>', 'a cap on each result: preview (0.25 MP), medium (1.5), hd (4), full, auto, or megapixels (2.5); the input is decoded no larger than needed')
+    .option('--roi <x1,y1,x2,y2>', "only this region can be foreground: pixels of the input (120 or 120px) or percentages (25%)")
+    .option('--no-semitransparency', 'a hard matte: alpha 0 or 255, its edge antialiased by one pixel')
+    .option('--shadow [type]', 'a shadow under the subject: drop (default), contact, or the shadow operation\'s JSON')
+    .option('--place <json>', 'the subject scaled and placed, e.g. \'{"scale":80,"aspectRatio":"1:1"}\'')
+    .option('--background <colour>', 'a CSS colour under the cut-out')
+    .option('--background-image <file>', 'an image under the cut-out, covered and centred')
     .option('--force', 'overwrite results that already exist')
     .option('--json', 'print the results (or the error) as JSON on stdout')
     .addHelpText(
       'after',
       `
+The staging (--size, --shadow, --place, --background, --background-image) is applied in this order
+after the cut-out: size, trim, shadow, place, background (docs/api.md, "Extensions: staged cut-outs").
 Exit code 0 when every file was done, 1 when any failed (each failure names the file and the reason).
 
 Examples:
   matte remove-background photos/*.jpg -o cutouts
   matte remove-background photos -o cutouts --format webp --trim --model isnet
   matte remove-background shop/*.jpg -o masks --channels alpha
-  matte remove-background shop/*.jpg -o products --trim --trim-margin 10%`,
+  matte remove-background shop/*.jpg -o products --trim --trim-margin 10%
+  matte remove-background shop/*.jpg -o square --shadow --place '{"scale":80,"aspectRatio":"1:1"}' --background '#fff' --format jpeg
+  matte remove-background photos -o previews --size preview --background-image studio.jpg --format auto`,
     )
     .action(async (inputs: string[], flags: Flags) => {
-      const format = parseFormat(flags.format, MATTE_FORMATS) as MatteFormat;
+      const format = (flags.format.trim().toLowerCase() === 'auto' ? 'auto' : parseFormat(flags.format, REMOVE_BACKGROUND_FORMATS)) as RemoveBackgroundFormat;
       const channels = flags.channels!.trim().toLowerCase();
       if (!(CHANNELS as readonly string[]).includes(channels)) throw new CliError(`--channels must be one of ${CHANNELS.join(', ')}`, 'invalid_option', 'channels');
       if (flags.trimMargin !== undefined) {
@@ -131,6 +149,7 @@ Examples:
         if (!flags.trim) throw new CliError('--trim-margin needs --trim (the margin is around the trimmed subject)', 'invalid_option', 'trimMargin');
       }
       const json = Boolean(flags.json);
+      const staging = await stagingOptions(flags);
       await prepareDirectory(flags.output);
       const planned = await plan(await expandInputs(inputs), flags.output, format, Boolean(flags.force));
       const work = planned.filter((p): p is { input: string; output: string } => 'output' in p);
@@ -139,7 +158,7 @@ Examples:
       configure({ concurrency: jobs });
       // Loaded once up front: a missing or unknown model is one error, not one per file.
       if (work.length) await loadModel(flags.model);
-      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
+      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...staging, ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
 
       const progress = createProgress(planned.length, { json });
       const outcomes: FileOutcome[] = [];
@@ -156,10 +175,12 @@ Examples:
       let next = 0;
       const worker = async () => {
         while (next < work.length) {
-          const { input, output } = work[next++]!;
+          const { input } = work[next++]!;
+          let { output } = work[next - 1]!;
           const t0 = performance.now();
           try {
             const result = await removeBackground(await readInput(input), options);
+            if (format === 'auto') output = outputPath(flags.output, input, result.format);
             await writeOutput(output, result.data, Boolean(flags.force));
             record({ input, output, ok: true, width: result.width, height: result.height, bytes: result.data.length, ms: Math.round(performance.now() - t0) });
           } catch (err) {

@@ -135,4 +135,22 @@ test('- misused: no format for stdout, stdin asked for twice, not an image on st
   assert.is(run.stdoutBytes.length, 0);
 });
 
+test('--background-image and --format auto: the extension the job chose is added to -o', async () => {
+  const cutout = join(dir, 'cutout.png');
+  await writeFile(cutout, solid(40, 30, [200, 10, 10, 128]));
+  const backdrop = join(dir, 'backdrop.png');
+  await writeFile(backdrop, gradient(80, 60));
+  const run = await runCli(['edit', cutout, '-o', join(dir, 'staged'), '-f', 'auto', '--background-image', backdrop, '--op', '{"backgroundImage":true}', '--json']);
+  assert.is(run.code, 0, run.stderr);
+  const summary = JSON.parse(run.stdout);
+  assert.is(summary.format, 'jpeg');
+  assert.is(summary.output, join(dir, 'staged.jpeg'));
+  assert.is(formatOf(await readFile(join(dir, 'staged.jpeg'))), 'jpeg');
+  const transparent = await runCli(['edit', cutout, '-o', join(dir, 'still'), '-f', 'auto', '--op', '{"flip":"h"}']);
+  assert.is(transparent.code, 0, transparent.stderr);
+  assert.is(formatOf(await readFile(join(dir, 'still.png'))), 'png');
+  assertOneLineError(await runCli(['edit', cutout, '-o', join(dir, 'x.png'), '-f', 'auto', '--op', '{"flip":"h"}']), /without an image extension/);
+  assertOneLineError(await runCli(['edit', cutout, '-o', join(dir, 'y.png'), '--op', '{"backgroundImage":true}']), /needs a background image/);
+});
+
 test.run();
