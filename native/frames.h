@@ -69,11 +69,27 @@ struct Frames {
   int input_width = 0;
   int input_height = 0;
 
+  // A layer under each frame, of its size: a shadow (steps/shadow.cc), kept apart so that a
+  // background image blends it in sRGB, as a designer's shadow, and the subject's edge in linear
+  // light (steps/background_image.cc). Any other step gets the frames flattened first (flatten).
+  std::vector<vips::VImage> under;
+
   bool is_strip() const { return strip_pages > 0; }
   int width() const { return images.front().width(); }
   int height() const { return is_strip() ? images.front().height() / strip_pages : images.front().height(); }
   int count() const { return is_strip() ? strip_pages : int(images.size()); }
   bool has_alpha() const { return images.front().has_alpha(); }
+
+  /** The layer under each frame composited into it (sRGB, premultiplied: libvips' OVER). */
+  void flatten() {
+    if (under.empty()) return;
+    for (size_t i = 0; i < images.size(); i++)
+      images[i] = under[i]
+                      .composite2(images[i], VIPS_BLEND_MODE_OVER)
+                      .cast(VIPS_FORMAT_UCHAR)
+                      .copy(vips::VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+    under.clear();
+  }
 
   /** Moves the subject's box by `fn` (from the box to the box), then keeps what lies inside the frame. */
   template <typename Fn>

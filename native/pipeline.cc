@@ -54,6 +54,7 @@ bool has_transparency(Frames &frames, Budget &budget) {
 
 void apply(Frames &frames, const Step &step, const StepContext &context) {
   const Operation &row = operation(step.op);
+  if (!row.keeps_layers) frames.flatten();
   if (frames.is_strip() && !row.on_strip(step)) frames.split();
   if (frames.lazy_neighbourhood && row.reads_regions) materialise(frames, context.budget);
   row.run(frames, step, context);
@@ -149,6 +150,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
       budget.watch(frames);
     }
     budget.check();
+    frames.flatten();
     Format format = plan.auto_format ? (has_transparency(frames, budget) ? Format::Png : Format::Jpeg) : plan.format;
     Encoded out = save(frames, format, plan.quality, &budget);
     out.foreground = frames.subject;

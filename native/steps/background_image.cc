@@ -92,7 +92,7 @@ void run_background_image(Frames &frames, const Step &step, const StepContext &c
   if (!plan.background)
     throw invalid_operation(step.index, "backgroundImage",
                             "needs a background image (the backgroundImage option, or the background_image field)");
-  if (!frames.has_alpha()) return;  // opaque: nothing of the background would show
+  if (!frames.has_alpha() && frames.under.empty()) return;  // opaque: nothing of the background would show
   Step cover;
   cover.op = Op::Resize;
   cover.index = step.index;
@@ -120,7 +120,20 @@ void run_background_image(Frames &frames, const Step &step, const StepContext &c
     under = background.images.front();
   }
   const LinearLuts luts = linear_luts();
-  frames.apply([&](const VImage &image) { return image.has_alpha() ? over(image, under, luts) : image; });
+  // A shadow under the frames goes onto the background first, in sRGB: its opacity means what it
+  // means in every design tool and browser; the subject's edge then in linear light.
+  const std::vector<VImage> shadows = std::move(frames.under);
+  frames.under.clear();
+  size_t i = 0;
+  frames.apply([&](const VImage &image) {
+    VImage floor = under;
+    if (i < shadows.size())
+      floor = floor.composite2(shadows[i], VIPS_BLEND_MODE_OVER).cast(VIPS_FORMAT_UCHAR).copy(
+          VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+    i++;
+    if (floor.has_alpha() && !under.has_alpha()) floor = floor.flatten();
+    return image.has_alpha() ? over(image, floor, luts) : image;
+  });
 }
 
 }  // namespace matte

@@ -88,6 +88,8 @@ struct Operation {
   void (*cost)(const Size &size, const Step &step, double &work);
   /** As the first step, the downscale it starts with (the decoder's shrink-on-load, load.cc); null: none. */
   ResizeGeometry (*downscale)(int width, int height, const Step &step);
+  /** Works on a layer under the frames (a shadow) apart; every other step gets them flattened first (Frames::under). */
+  bool keeps_layers;
 };
 
 /** The operation's row. */

@@ -110,21 +110,27 @@ void run_place(Frames &frames, const Step &step, const StepContext &context) {
       canvas.width > VIPS_MAX_COORD || canvas.height > VIPS_MAX_COORD)
     throw image_too_large("place's aspect ratio would pad the canvas to " + size_text(canvas.width, canvas.height) +
                           ", more than the limit of " + std::to_string(context.plan.limits.max_pixels) + " pixels");
-  // One box for every frame, so that the frames stay equal.
+  // One box for every frame, so that the frames stay equal; a shadow under them (Frames::under) is
+  // part of what is placed.
   std::optional<Box> box = subject_box(frames);
+  for (const VImage &layer : frames.under)
+    if (std::optional<Box> shadow = subject_box(layer)) box = box ? united(*box, *shadow) : *shadow;
   if (!box) {
     // Nothing to place: the canvas is only padded.
     if (canvas.width == width && canvas.height == height) return;
     const int dx = int((canvas.width - width) / 2), dy = int((canvas.height - height) / 2);
-    return frames.apply([&](const VImage &image) {
+    const auto pad = [&](const VImage &image) {
       return with_alpha(image).embed(dx, dy, int(canvas.width), int(canvas.height),
                                      VImage::option()->set("extend", VIPS_EXTEND_BLACK));
-    });
+    };
+    for (VImage &layer : frames.under) layer = pad(layer);
+    return frames.apply(pad);
   }
   const Placement p = placement(*box, width, height, step);
   if (p.canvas.width == width && p.canvas.height == height && p.to.left == p.from.left && p.to.top == p.from.top &&
       p.to.width == p.from.width && p.to.height == p.from.height)
     return;
+  for (VImage &layer : frames.under) layer = place(layer, p);
   frames.apply([&](const VImage &image) { return place(image, p); });
   const double sx = double(p.to.width) / p.from.width, sy = double(p.to.height) / p.from.height;
   frames.move_subject([&](const Box &subject) {

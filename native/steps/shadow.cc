@@ -2,6 +2,7 @@
 // inference). A drop shadow is the silhouette offset and blurred; a contact shadow is the
 // subject's base flattened into a thin band under it and blurred (the shadow product and car
 // photos sit on). The canvas grows where a drop shadow would be clipped, with transparent pixels.
+// The shadow is a layer under the frames until a step needs one image (frames.h, Frames::under).
 #include "../errors.h"
 #include "steps.h"
 #include "subject_box.h"
@@ -89,7 +90,12 @@ VImage with_alpha(const VImage &image) {
   return image.bandjoin_const({255}).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
-VImage cast_shadow(const VImage &in, const Box &box, const Geometry &g, const Step &step) {
+struct Layers {
+  VImage subject;  // the frame on the grown canvas
+  VImage shadow;   // the shadow's layer under it, of the same size
+};
+
+Layers cast_shadow(const VImage &in, const Box &box, const Geometry &g, const Step &step) {
   const VImage image = with_alpha(in);
   const int width = image.width() + g.grow_left + g.grow_right;
   const int height = image.height() + g.grow_top + g.grow_bottom;
@@ -114,7 +120,7 @@ VImage cast_shadow(const VImage &in, const Box &box, const Geometry &g, const St
   VImage subject = g.grow_left || g.grow_top || g.grow_right || g.grow_bottom
                        ? image.embed(g.grow_left, g.grow_top, width, height, transparent())
                        : image;
-  return shadow.composite2(subject, VIPS_BLEND_MODE_OVER).cast(VIPS_FORMAT_UCHAR);
+  return {subject, shadow};
 }
 
 }  // namespace
@@ -143,7 +149,14 @@ void run_shadow(Frames &frames, const Step &step, const StepContext &context) {
       height > VIPS_MAX_COORD)
     throw image_too_large("the shadow would grow the canvas to " + size_text(int64_t(width), int64_t(height)) +
                           ", more than the limit of " + std::to_string(context.plan.limits.max_pixels) + " pixels");
-  frames.apply([&](const VImage &image) { return cast_shadow(image, *box, g, step); });
+  // The shadow stays a layer of its own under the frames (Frames::under) until a step needs one image.
+  std::vector<VImage> under;
+  frames.apply([&](const VImage &image) {
+    Layers layers = cast_shadow(image, *box, g, step);
+    under.push_back(layers.shadow);
+    return layers.subject;
+  });
+  frames.under = std::move(under);
   frames.move_subject([&](const Box &subject) { return shifted(subject, g.grow_left, g.grow_top); });
 }
 

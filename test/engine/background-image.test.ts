@@ -45,6 +45,24 @@ test('the composite is the linear-light blend of the cut-out over the background
   assert.ok(worst <= 1, `largest difference ${worst.toFixed(2)} levels`);
 });
 
+test('a shadow goes onto the background in sRGB (its opacity as in any design tool), the subject in linear light', async () => {
+  const square = makePng(240, 180, (x, y) => (x >= 60 && x < 100 && y >= 30 && y < 70 ? [200, 40, 40, 255] : [0, 0, 0, 0]));
+  const shadow = { shadow: { offsetX: 70, offsetY: 60, blur: 10, opacity: 0.5 } } as const;
+  const layers = await decode((await edit(square, [shadow])).data);
+  const grey = solid(240, 180, [200, 200, 200]);
+  const staged = await decode((await edit(square, [shadow, { backgroundImage: true }], { backgroundImage: grey })).data);
+  let checked = 0;
+  for (let y = 0; y < 180; y++)
+    for (let x = 0; x < 240; x++) {
+      const [, , , s] = pixel(layers, x, y);
+      if (x >= 60 && x < 100 && y >= 30 && y < 70) continue;
+      const expected = 200 * (1 - s / 255); // black at alpha s over 200, in sRGB
+      assert.ok(Math.abs(pixel(staged, x, y)[0] - expected) <= 1, `at ${x},${y}: ${pixel(staged, x, y)[0]}, expected ${expected.toFixed(1)} (alpha ${s})`);
+      if (s > 60) checked++;
+    }
+  assert.ok(checked > 500, `${checked} shadow pixels`);
+});
+
 test('the background is scaled to cover the canvas and centred', async () => {
   const clear = solid(100, 100, [0, 0, 0, 0]);
   // Wider than the canvas at its height: not scaled, the middle third kept.
