@@ -3,6 +3,7 @@
 // transparent pixels. remove.bg's `scale` and `position`: the subject's box takes `scale` % of the
 // canvas's limiting side, and sits at x % of the free space from the left, y % from the top.
 #include "../errors.h"
+#include "alpha.h"
 #include "steps.h"
 #include "subject_box.h"
 
@@ -65,11 +66,6 @@ Placement placement(const Box &box, int width, int height, const Step &step) {
   }
   p.to = {left, top, w, h};
   return p;
-}
-
-VImage with_alpha(const VImage &image) {
-  if (image.has_alpha()) return image;
-  return image.bandjoin_const({255}).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
 VImage place(const VImage &in, const Placement &p) {

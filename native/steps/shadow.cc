@@ -5,6 +5,7 @@
 // The shadow is a layer under the frames until a step needs one image (frames.h, Frames::under).
 #include "../errors.h"
 #include "../matte/upscale.h"
+#include "alpha.h"
 #include "steps.h"
 #include "subject_box.h"
 
@@ -85,11 +86,6 @@ VImage blurred(const VImage &plane, double sigma, double strength) {
                      .copy_memory();
   return upscale_bilinear(static_cast<const uint8_t *>(small.data()), small.width(), small.height(), width, height, true)
       .crop(0, 0, plane.width(), plane.height());
-}
-
-VImage with_alpha(const VImage &image) {
-  if (image.has_alpha()) return image;
-  return image.bandjoin_const({255}).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
 struct Layers {
