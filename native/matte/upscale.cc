@@ -20,10 +20,11 @@ struct Tap {
   int weight;
 };
 
-std::vector<Tap> taps(int in, int out) {
+std::vector<Tap> taps(int in, int out, bool centres) {
   std::vector<Tap> result(out);
+  const double shift = centres ? 0.5 : 0;
   for (int i = 0; i < out; i++) {
-    double s = std::clamp(i * double(in) / out - 0.5, 0.0, double(in - 1));
+    double s = std::clamp((i + shift) * double(in) / out - 0.5, 0.0, double(in - 1));
     int left = std::min(int(s), std::max(0, in - 2));
     result[i] = {left, in > 1 ? int(std::lround((s - left) * 256)) : 0};
   }
@@ -32,10 +33,10 @@ std::vector<Tap> taps(int in, int out) {
 
 }  // namespace
 
-vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H) {
+vips::VImage upscale_bilinear(const uint8_t *plane, int w, int h, int W, int H, bool centres) {
   vips::VImage out = new_memory_image(W, H, 1, VIPS_FORMAT_UCHAR);  // huge_pages.h: written once
   VipsImage *image = out.get_image();
-  const std::vector<Tap> across = taps(w, W), down = taps(h, H);
+  const std::vector<Tap> across = taps(w, W, centres), down = taps(h, H, centres);
   const int next_column = w > 1 ? 1 : 0;
   const int next_row = h > 1 ? w : 0;
   // Output rows [from, to), with `upper`/`lower` (W each) as the band's own row cache.

@@ -15,6 +15,12 @@ inline vips::VImage map_colour(const vips::VImage &in, const std::function<vips:
   return fn(colour).cast(VIPS_FORMAT_UCHAR).bandjoin(alpha);
 }
 
+/** The image with an alpha band: an opaque one added when it has none. */
+inline vips::VImage with_alpha(const vips::VImage &image) {
+  if (image.has_alpha()) return image;
+  return image.bandjoin_const({255}).copy(vips::VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+}
+
 /** Runs a spatial filter on premultiplied colour, so transparent pixels do not bleed in as dark fringes. */
 inline vips::VImage premultiplied(const vips::VImage &in, const std::function<vips::VImage(const vips::VImage &)> &fn) {
   if (!in.has_alpha()) return fn(in);

@@ -7,8 +7,10 @@ import { UploadStorage } from './upload-storage.js';
 
 /** Largest text field (operations JSON, a URL, ...). */
 export const MAX_FIELD_BYTES = 64 * 1024;
-/** Text fields and parts a form may hold (the endpoints use at most 6). */
-export const MAX_FIELDS = 16;
+/** Text fields and parts a form may hold (the endpoints use at most 15). */
+export const MAX_FIELDS = 20;
+/** The file parts an endpoint may take, besides `input` (each only where the endpoint lists it). */
+const FILE_FIELDS = ['input', 'background_image'];
 /** What a form may add to the upload limit: the text fields and the part headers. */
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
@@ -20,6 +22,8 @@ export interface Form {
   fields: Record<string, string>;
   /** The uploaded `input` file, if any. */
   file?: Buffer;
+  /** The uploaded `background_image` file, if any (the endpoints that take one). */
+  backgroundImage?: Buffer;
 }
 
 export interface FormOptions {
@@ -45,7 +49,7 @@ function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
       case 'LIMIT_FILE_SIZE':
         return tooLarge(maxInputBytes);
       case 'LIMIT_FILE_COUNT':
-        return new HttpError(400, 'invalid_field', 'only one file may be uploaded, as input', { path: 'input', closeConnection: true });
+        return new HttpError(400, 'invalid_field', 'at most one input file and one background_image file may be uploaded', { path: 'input', closeConnection: true });
       case 'LIMIT_FIELD_COUNT':
       case 'LIMIT_PART_COUNT':
         return new HttpError(400, 'invalid_field', `the form has more than ${MAX_FIELDS} fields`, { closeConnection: true });
@@ -76,15 +80,15 @@ function uploadMiddleware(options: FormOptions): Middleware {
       storage: new UploadStorage() as unknown as multer.StorageEngine,
       limits: {
         fileSize: options.maxInputBytes,
-        files: 1,
+        files: 2,
         fields: MAX_FIELDS,
-        parts: MAX_FIELDS + 1,
+        parts: MAX_FIELDS + 2,
         fieldSize: MAX_FIELD_BYTES,
         fieldNameSize: 100,
         headerPairs: 20,
       },
       fileFilter: (_req, file, cb) => {
-        if (file.fieldname === 'input') cb(null, true);
+        if (FILE_FIELDS.includes(file.fieldname) && options.allowed.includes(file.fieldname)) cb(null, true);
         else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }), false);
         else cb(unknownField(file.fieldname, options.allowed), false);
       },
@@ -96,8 +100,9 @@ function uploadMiddleware(options: FormOptions): Middleware {
 
 /**
  * Reads the multipart form of an image request into memory, within limits: the upload at most
- * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` (any other
- * file part is refused as soon as its header arrives), and the whole body within `timeoutMs`
+ * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` and, where
+ * the endpoint takes it, one named `background_image` (any other file part is refused as soon as
+ * its header arrives), and the whole body within `timeoutMs`
  * (408 request_timeout). Unknown and repeated fields are refused (400).
  */
 export async function readForm(ctx: Context, options: FormOptions): Promise<Form> {
@@ -156,11 +161,15 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
     if (typeof value !== 'string') throw new HttpError(400, 'invalid_field', `${name} must be a single text value`, { path: name });
     fields[name] = value;
   }
-  const file = parsed.files[0];
-  if (file && fields.input !== undefined) {
-    throw new HttpError(400, 'invalid_field', 'input is given both as a file and as a URL; send one', { path: 'input' });
+  const form: Form = { fields };
+  for (const file of parsed.files) {
+    const name = file.fieldname;
+    if (fields[name] !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given both as a file and as a URL; send one`, { path: name });
+    if ((name === 'input' ? form.file : form.backgroundImage) !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given more than once`, { path: name });
+    if (name === 'input') form.file = file.buffer;
+    else form.backgroundImage = file.buffer;
   }
-  return file ? { fields, file: file.buffer } : { fields };
+  return form;
 }
 
 function unknownField(name: string, allowed: readonly string[]): HttpError {

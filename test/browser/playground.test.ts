@@ -191,4 +191,29 @@ test('the operation list works from the keyboard: add, move, remove', async () =
   assert.is(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Remove: flip');
 });
 
+// Last: it leaves the page with its staging set.
+test('remove-background staged: a background image, a shadow and a square placement, format auto', async () => {
+  const { page } = browser;
+  await page.goto(`${server.url}/`);
+  await page.getByLabel('Image file').setInputFiles(imagePath);
+  await page.getByRole('radio', { name: /Remove background/ }).check();
+  const backdrop = join(await tempDir(), 'backdrop.png');
+  await writeFile(backdrop, disc(200, 120, 30, [30, 30, 200], [240, 240, 200], { alpha: false }));
+  await page.getByLabel(/Background image/).setInputFiles(backdrop);
+  await page.getByLabel('Shadow').selectOption('drop');
+  await page.getByLabel(/Subject scale/).fill('80');
+  await page.getByLabel('Aspect ratio').fill('1:1');
+  await page.getByLabel('Format').selectOption('auto');
+  await page.getByLabel('X-Api-Key').fill(TEST_KEY);
+  await page.getByRole('button', { name: 'Run' }).click();
+  await waitForResult();
+  const info = (await page.locator('#result-info').textContent()) ?? '';
+  assert.match(info, /image\/jpeg/);
+  const result = await decode(await resultBytes());
+  assert.is(result.width, result.height, 'padded to a square');
+  const corner = pixel(result, 2, 2);
+  assert.ok(Math.abs(corner[0] - 240) < 20 && Math.abs(corner[1] - 240) < 20 && Math.abs(corner[2] - 200) < 20, `the background image in the corner: ${corner}`);
+  await browser.screenshot('playground-remove-background-staged.png');
+});
+
 test.run();

@@ -160,6 +160,32 @@ test('several inputs or a folder: a batch into a folder, each result keeping its
   const clash = await runCli(['edit', photos, '-o', join(dir, 'batch-clash'), '-f', 'png', '--op', '{"blur":1}']);
   assert.is(clash.code, 1, clash.stderr);
   assert.match(clash.stderr, /a\.webp: its result .*a\.png would overwrite the result of .*a\.png/);
+  // --format auto and a background image in a batch: each result named after the format it took.
+  const staged = join(dir, 'batch-auto');
+  const backdrop = join(dir, 'batch-backdrop.png');
+  await writeFile(backdrop, gradient(80, 60));
+  const auto = await runCli(['edit', join(photos, 'a.png'), join(photos, 'b.jpg'), '-o', `${staged}/`, '-f', 'auto', '--background-image', backdrop, '--op', '{"backgroundImage":true}']);
+  assert.is(auto.code, 0, auto.stderr);
+  assert.equal((await readdir(staged)).sort(), ['a.jpg', 'b.jpg']);
+  assert.is(formatOf(await readFile(join(staged, 'a.jpg'))), 'jpeg');
+});
+
+test('--background-image and --format auto: the extension the job chose is added to -o', async () => {
+  const cutout = join(dir, 'cutout.png');
+  await writeFile(cutout, solid(40, 30, [200, 10, 10, 128]));
+  const backdrop = join(dir, 'backdrop.png');
+  await writeFile(backdrop, gradient(80, 60));
+  const run = await runCli(['edit', cutout, '-o', join(dir, 'staged'), '-f', 'auto', '--background-image', backdrop, '--op', '{"backgroundImage":true}', '--json']);
+  assert.is(run.code, 0, run.stderr);
+  const summary = JSON.parse(run.stdout);
+  assert.is(summary.format, 'jpeg');
+  assert.is(summary.output, join(dir, 'staged.jpeg'));
+  assert.is(formatOf(await readFile(join(dir, 'staged.jpeg'))), 'jpeg');
+  const transparent = await runCli(['edit', cutout, '-o', join(dir, 'still'), '-f', 'auto', '--op', '{"flip":"h"}']);
+  assert.is(transparent.code, 0, transparent.stderr);
+  assert.is(formatOf(await readFile(join(dir, 'still.png'))), 'png');
+  assertOneLineError(await runCli(['edit', cutout, '-o', join(dir, 'x.png'), '-f', 'auto', '--op', '{"flip":"h"}']), /without an image extension/);
+  assertOneLineError(await runCli(['edit', cutout, '-o', join(dir, 'y.png'), '--op', '{"backgroundImage":true}']), /needs a background image/);
 });
 
 test.run();

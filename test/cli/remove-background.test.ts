@@ -97,9 +97,9 @@ test('setup errors are one line: unknown model, a bad format, an unreadable dire
   assert.is(model.code, 1);
   assert.equal(lines(model.stderr).length, 1);
   assert.match(model.stderr, /^matte: unknown model "nosuch" \(registry: u2netp, isnet, u2net, .*birefnet-general, .*\) \(model_error\)\n$/);
-  const format = await runCli(['rmbg', inputs[0]!, '-o', out, '--format', 'jpeg']);
+  const format = await runCli(['rmbg', inputs[0]!, '-o', out, '--format', 'gif']);
   assert.is(format.code, 1);
-  assert.equal(lines(format.stderr), ['matte: --format must be one of png, webp (got "jpeg")']);
+  assert.equal(lines(format.stderr), ['matte: --format must be one of png, webp, jpeg, auto (got "gif")']);
   const noOut = await runCli(['rmbg', inputs[0]!]);
   assert.is(noOut.code, 1);
   assert.equal(lines(noOut.stderr), ["matte: required option '-o, --output <dir>' not specified"]);
@@ -165,4 +165,25 @@ test('on a terminal: a progress bar redrawn in place on stderr, failures above i
   assert.match(run.text, /2 files: 1 done, 1 failed/);
 });
 
+test('the staging flags: --size, --shadow, --place, --background-image and --format auto', async () => {
+  const out = join(dir, 'staged');
+  const backdrop = join(dir, 'backdrop.png');
+  await writeFile(backdrop, disc(90, 60, 20, [20, 20, 200], WHITE, { alpha: false }));
+  const run = await runCli(['remove-background', inputs[0]!, '-o', out, '--size', '0.02', '--shadow', '--place', '{"scale":80,"aspectRatio":"1:1"}', '--background-image', backdrop, '--format', 'auto', '--json']);
+  assert.is(run.code, 0, run.stderr);
+  const report = JSON.parse(run.stdout);
+  assert.is(report.done, 1);
+  assert.equal(await readdir(out), ['a.jpeg']);
+  const image = await decode(await readFile(join(out, 'a.jpeg')));
+  assert.ok(image.width === image.height && image.width * image.height <= 20_000, `${image.width}x${image.height}`);
+  const hard = await runCli(['remove-background', inputs[1]!, '-o', join(dir, 'hard'), '--no-semitransparency', '--roi', '0,0,50%,100%']);
+  assert.is(hard.code, 0, hard.stderr);
+  const matte = await decode(await readFile(join(dir, 'hard', 'b.png')));
+  for (let i = 0; i < matte.width * matte.height; i++) if (i % matte.width >= matte.width / 2) assert.is(matte.data[i * 4 + 3], 0);
+  const bad = await runCli(['remove-background', inputs[1]!, '-o', join(dir, 'bad'), '--size', 'huge']);
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, /^matte: --size: must be one of preview/);
+});
+
 test.run();
+

@@ -28,6 +28,8 @@ export interface FuzzCase {
    * place for a use-after-free. Unset: the run's budget.
    */
   budgetMs?: number;
+  /** A backgroundImage operation's background: the case's own input (a second decode of the same bytes). */
+  backgroundIsInput?: true;
 }
 
 /**
@@ -75,7 +77,8 @@ export async function runCase(c: FuzzCase, runBudgetMs: number): Promise<Outcome
     }
   }
   try {
-    const r = await edit(c.input, c.operations, withBudget(c.options ?? {}, timeoutMs));
+    const options = c.backgroundIsInput ? { ...c.options, backgroundImage: c.input } : (c.options ?? {});
+    const r = await edit(c.input, c.operations, withBudget(options, timeoutMs));
     const outcome = checkResult(r);
     if (c.kind === 'invalid-operations') return { label: 'result', problem: 'an invalid operation list was accepted' };
     return outcome;

@@ -9,10 +9,21 @@ const COLOURS = ['red', '#0000', '#abc', 'rgb(1 2 3 / 50%)', 'transparent', 'hsl
 // Tone factors the schema accepts (0..MAX_TONE_FACTOR); larger ones are among the invalid lists.
 const AMOUNTS = [0, 0.001, 0.5, 1, 1.7, 3, 100, MAX_TONE_FACTOR];
 const BLURS = [0, 0.01, 0.3, 1, 2.5, 10, 40];
+// The staged cut-outs (docs/api.md, "Extensions: staged cut-outs"), within the schema's ranges.
+const SIZES = ['preview', 'medium', 'hd', 'full', 'auto', { megapixels: 0.01 }, { megapixels: 0.0123 }, { megapixels: 100 }] as const;
+const SHADOWS = [true, { type: 'contact' }, { opacity: 0 }, { opacity: 1, blur: 0 }, { blur: 250, offsetX: -2000, offsetY: 2000 }, { offsetX: 3, color: '#00f8' }, { type: 'contact', blur: 40, offsetY: -7 }] as const;
+const PLACES = [{ scale: 10 }, { scale: 100, position: 'original' }, { aspectRatio: '1:1' }, { aspectRatio: '100:1', scale: 55 }, { margin: '40%' }, { margin: 2000 }, { position: { x: 0, y: 100 } }, { scale: 80, aspectRatio: '1:100', margin: 3 }] as const;
 
 /** One valid operation. */
 function validOperation(rng: Rng, allowModel: boolean): Operation {
-  switch (rng.int(allowModel ? 11 : 10)) {
+  const roll = rng.int(allowModel ? 14 : 13);
+  // The extensions after the specification's ten (the model's removeBackground last).
+  if (roll === 10) return { size: rng.pick(SIZES) } as Operation;
+  if (roll === 11) return { shadow: rng.pick(SHADOWS) } as Operation;
+  if (roll === 12) return { place: rng.pick(PLACES) } as Operation;
+  if (roll === 13 && rng.chance(0.5))
+    return { removeBackground: rng.pick([{ roi: [0, 0, '100%', '100%'] }, { roi: ['10%', 0, 5, '50.5%'] }, { semitransparency: false }, { roi: [0, 0, 1, 1], semitransparency: false }]) } as Operation;
+  switch (roll) {
     case 0:
     case 1: {
       const r: { width?: number; height?: number; fit?: (typeof FIT_MODES)[number] } = {};
@@ -45,14 +56,19 @@ function validOperation(rng: Rng, allowModel: boolean): Operation {
   }
 }
 
-/** 1..6 valid operations (removeBackground at most once, and only when the model is there). */
-export function validOperations(rng: Rng, allowModel: boolean): Operation[] {
+/**
+ * 1..6 valid operations (removeBackground at most once, and only when the model is there; a
+ * backgroundImage at most once, the case's own bytes as its background: fuzzed as a second input).
+ */
+export function validOperations(rng: Rng, allowModel: boolean, allowBackground = false): Operation[] {
   const ops: Operation[] = [];
   const n = 1 + rng.int(rng.chance(0.1) ? MAX_OPERATIONS : 6);
   let model = allowModel && rng.chance(0.15);
+  let background = allowBackground && rng.chance(0.15);
   for (let i = 0; i < n; i++) {
-    const op = validOperation(rng, model);
+    const op = background && rng.chance(0.3) ? ({ backgroundImage: true } as Operation) : validOperation(rng, model);
     if ('removeBackground' in op) model = false;
+    if ('backgroundImage' in op) background = false;
     ops.push(op);
   }
   return ops;
@@ -113,7 +129,7 @@ export function limits(rng: Rng): { maxPixels?: number; maxFrames?: number; maxM
 export function brokenPlan(rng: Rng, steps: object[], format: string): Record<string, unknown> {
   const plan: Record<string, unknown> = { steps: [...steps], format, quality: 80, anim: true, maxPixels: 1e8, maxFrames: 1000, maxMatteFrames: 100 };
   const bad = () => rng.pick([...BAD_VALUES, 1e15, -1e15, 2 ** 31, 2 ** 53, 'png', Symbol.iterator.toString()]);
-  switch (rng.int(6)) {
+  switch (rng.int(7)) {
     case 0:
       plan[rng.pick(['steps', 'format', 'quality', 'maxPixels', 'maxFrames', 'maxMatteFrames', 'anim'])] = bad();
       break;
@@ -131,6 +147,15 @@ export function brokenPlan(rng: Rng, steps: object[], format: string): Record<st
           { op: 'brightness', value: bad() },
           { op: 'background', rgba: [bad(), 0, 0] },
           { op: 'background', rgba: [bad(), bad(), bad(), bad()] },
+          { op: 'size', megapixels: bad() },
+          { op: 'shadow', type: bad(), rgba: [0, 0, 0, 255] },
+          { op: 'shadow', type: 'drop', opacity: bad(), blur: bad(), offsetX: bad(), rgba: [0, 0, 0, 255] },
+          { op: 'shadow', type: 'contact', rgba: [bad(), 0, 0] },
+          { op: 'place', scale: bad(), x: bad(), aspectWidth: bad() },
+          { op: 'place', marginPercent: bad(), aspectHeight: 0 },
+          { op: 'removeBackground', roi: [bad(), 0, 1, 1], roiPercent: [0, 0, 0, 0] },
+          { op: 'removeBackground', roi: [0, 0, 1, 1] },
+          { op: 'backgroundImage' },
           { op: bad() },
           null,
           'trim',
@@ -145,7 +170,12 @@ export function brokenPlan(rng: Rng, steps: object[], format: string): Record<st
       plan.steps = [{ op: 'trimTransparent' }, { op: 'trim' }, ...steps];
       break;
     case 4:
-      plan.format = rng.pick(['bmp', 'PNG', '', 'jpg', 'heic', 'tiff']);
+      plan.format = rng.pick(['bmp', 'PNG', '', 'jpg', 'heic', 'tiff', 'AUTO']);
+      break;
+    case 5:
+      // A background image that is not a Buffer, or bytes that are not an image.
+      plan.steps = [...steps, { op: 'backgroundImage' }];
+      plan.backgroundImage = rng.pick([bad(), Buffer.alloc(0), Buffer.from('GIF89a'), new Uint8Array(3)]);
       break;
     default:
       plan.steps = [{ op: 'removeBackground' }]; // no model handle given

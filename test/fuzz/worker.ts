@@ -73,7 +73,9 @@ function makeCase(rng: Rng, seeds: Array<{ name: string; data: Buffer }>, allowM
   // One case in five is given a budget of a few milliseconds: it is stopped part-way (job_timeout).
   const budgetMs = rng.chance(0.2) ? rng.pick([1, 3, 10, 30, 100]) : undefined;
   if (roll < 0.75) {
-    return { kind: 'edit', seed: seed.name, mutations, input: data, operations: validOperations(rng, allowModel), options, budgetMs };
+    const operations = validOperations(rng, allowModel, true);
+    const background = operations.some((op) => 'backgroundImage' in op) ? { backgroundIsInput: true as const } : {};
+    return { kind: 'edit', seed: seed.name, mutations, input: data, operations, options: { ...options, format: rng.chance(0.1) ? 'auto' : options.format }, budgetMs, ...background };
   }
   if (roll < 0.85) {
     return { kind: 'invalid-operations', seed: seed.name, mutations, input: data, operations: invalidOperations(rng), options };

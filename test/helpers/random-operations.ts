@@ -25,6 +25,11 @@ const operation = fc.oneof(
   fc.record({ saturation: number }),
   fc.record({ background: colour }),
   fc.record({ trim: fc.oneof(fc.constant(true), fc.jsonValue({ maxDepth: 1 })) }),
+  // The staged cut-outs' extensions (backgroundImage without its image: refused, typed).
+  fc.record({ size: fc.oneof(fc.constantFrom('preview', 'medium', 'hd', 'full', 'auto', 'huge', ''), fc.record({ megapixels: number }), fc.jsonValue({ maxDepth: 1 })) }),
+  fc.record({ shadow: fc.oneof(fc.constant(true), fc.record({ type: fc.constantFrom('drop', 'contact', 'x'), opacity: number, blur: number, offsetX: number, offsetY: number, color: colour }, { requiredKeys: [] })) }),
+  fc.record({ place: fc.record({ scale: number, position: fc.oneof(fc.constantFrom('center', 'original', 'left'), fc.record({ x: number, y: number })), aspectRatio: fc.constantFrom('1:1', '16:9', '0:1', '1:100', '101:1', 'x'), margin: fc.oneof(number, fc.constantFrom('10%', '40%', '41%', '')) }, { requiredKeys: [] }) }),
+  fc.record({ backgroundImage: fc.oneof(fc.constant(true), fc.jsonValue({ maxDepth: 1 })) }),
   fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
   fc.jsonValue({ maxDepth: 2 }),
 );

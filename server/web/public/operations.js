@@ -1,5 +1,6 @@
-// The ten operations of POST /images/edit as form fields: each kind lists its fields, how they
-// become the operation's JSON value (toValue) and how a JSON value fills them (fromValue).
+// The operations of POST /images/edit as form fields (the specification's ten, then the staged
+// cut-outs' extensions): each kind lists its fields, how they become the operation's JSON value
+// (toValue) and how a JSON value fills them (fromValue).
 // Values are sent as typed: the server validates them and its errors point at the field.
 
 const num = (text) => (text.trim() === '' ? null : Number(text));
@@ -58,6 +59,77 @@ export const OPERATIONS = {
     toValue: () => true,
     fromValue: () => ({}),
   },
+  // Extensions (docs/api.md, "Extensions: staged cut-outs").
+  size: {
+    fields: [
+      { name: 'size', label: 'size', type: 'select', options: ['preview', 'medium', 'hd', 'full', 'auto', 'megapixels'] },
+      { name: 'megapixels', label: 'megapixels (0.01-100)', type: 'number', step: '0.1', min: '0.01', max: '100', value: '' },
+    ],
+    toValue: (f) => (f.size === 'megapixels' ? { megapixels: num(f.megapixels) } : f.size),
+    fromValue: (v) => (typeof v === 'object' && v ? { size: 'megapixels', megapixels: String(v.megapixels) } : { size: String(v), megapixels: '' }),
+  },
+  shadow: {
+    fields: [
+      { name: 'type', label: 'type', type: 'select', options: ['drop', 'contact'] },
+      { name: 'opacity', label: 'opacity (0-1)', type: 'number', step: '0.05', min: '0', max: '1', value: '' },
+      { name: 'blur', label: 'blur (px)', type: 'number', min: '0', max: '250', value: '' },
+      { name: 'offsetX', label: 'offset x (px)', type: 'number', value: '' },
+      { name: 'offsetY', label: 'offset y (px)', type: 'number', value: '' },
+      { name: 'color', label: 'colour', type: 'text', value: '' },
+    ],
+    toValue(f) {
+      const value = { type: f.type };
+      for (const key of ['opacity', 'blur', 'offsetX', 'offsetY']) if (f[key].trim() !== '') value[key] = num(f[key]);
+      if (f.color.trim()) value.color = f.color.trim();
+      return value;
+    },
+    fromValue: (v) => {
+      const o = typeof v === 'object' && v ? v : {};
+      const text = (x) => (x === undefined ? '' : String(x));
+      return { type: o.type ?? 'drop', opacity: text(o.opacity), blur: text(o.blur), offsetX: text(o.offsetX), offsetY: text(o.offsetY), color: text(o.color) };
+    },
+  },
+  backgroundImage: {
+    fields: [],
+    toValue: () => true,
+    fromValue: () => ({}),
+  },
+  place: {
+    fields: [
+      { name: 'scale', label: 'scale (10-100 %)', type: 'number', min: '10', max: '100', value: '80' },
+      { name: 'position', label: 'position', type: 'select', options: ['', 'center', 'original', 'x,y %'] },
+      { name: 'xy', label: 'x,y %', type: 'text', value: '' },
+      { name: 'aspectRatio', label: 'aspect ratio (W:H)', type: 'text', value: '' },
+      { name: 'margin', label: 'margin (px or %)', type: 'text', value: '' },
+    ],
+    toValue: (f) => placeValue(f),
+    fromValue: (v) => placeFields(v),
+  },
 };
+
+/** The place operation's value from its form fields (shared with the remove-background staging). */
+export function placeValue(f) {
+  const value = {};
+  if (f.scale.trim() !== '') value.scale = num(f.scale);
+  if (f.position === 'x,y %') {
+    const [x, y] = f.xy.split(',').map((t) => num(t));
+    value.position = { x, y };
+  } else if (f.position) value.position = f.position;
+  if (f.aspectRatio.trim()) value.aspectRatio = f.aspectRatio.trim();
+  if (f.margin.trim()) value.margin = /%$/.test(f.margin.trim()) ? f.margin.trim() : num(f.margin);
+  return value;
+}
+
+function placeFields(v) {
+  const o = typeof v === 'object' && v ? v : {};
+  const position = typeof o.position === 'object' && o.position ? 'x,y %' : (o.position ?? '');
+  return {
+    scale: o.scale === undefined ? '' : String(o.scale),
+    position,
+    xy: position === 'x,y %' ? `${o.position.x},${o.position.y}` : '',
+    aspectRatio: o.aspectRatio ?? '',
+    margin: o.margin === undefined ? '' : String(o.margin),
+  };
+}
 
 export const OPERATION_NAMES = Object.keys(OPERATIONS);

@@ -1,12 +1,12 @@
 // The playground: builds the form fields of POST /images/edit or /images/remove-background, sends
 // them with the API key (kept in this browser only), and shows the input and the result side by
 // side with their dimensions, bytes and the time taken; an error shows its code, message and path.
-import { OPERATIONS, OPERATION_NAMES } from './operations.js';
+import { OPERATIONS, OPERATION_NAMES, placeValue } from './operations.js';
 
 const $ = (id) => document.getElementById(id);
 const KEY_NAME = 'matte.apiKey';
-const EDIT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'];
-const MATTE_FORMATS = ['png', 'webp'];
+const EDIT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif', 'auto'];
+const MATTE_FORMATS = ['png', 'webp', 'jpeg', 'auto'];
 let opCounter = 0;
 let resultUrl;
 let inputUrl;
@@ -139,6 +139,7 @@ function showEndpoint() {
   $('quality-box').hidden = !edit;
   $('anim-box').hidden = !edit;
   $('trim-box').hidden = edit;
+  $('rb-staging').hidden = edit;
   const current = $('format').value;
   const formats = edit ? EDIT_FORMATS : MATTE_FORMATS;
   $('format').replaceChildren(...formats.map((f) => new Option(f, f)));
@@ -253,7 +254,16 @@ function buildForm(endpoint) {
     if ($('trim-margin').value.trim()) form.append('trim_margin', $('trim-margin').value.trim());
     form.append('channels', $('channels').value);
     if ($('model').value.trim()) form.append('model', $('model').value.trim());
+    // The staging of the cut-out (docs/api.md, "Extensions: staged cut-outs").
+    if ($('rb-size').value) form.append('size', $('rb-size').value);
+    if ($('rb-shadow').value) form.append('shadow', $('rb-shadow').value);
+    if ($('rb-background').value.trim()) form.append('background', $('rb-background').value.trim());
+    const place = placeValue({ scale: $('rb-scale').value, position: $('rb-position').value, xy: '', aspectRatio: $('rb-aspect').value, margin: '' });
+    if (Object.keys(place).length) form.append('place', JSON.stringify(place));
   }
+  // An edit takes it only for a backgroundImage operation (the server refuses it otherwise).
+  const backdrop = $('background-image').files[0];
+  if (backdrop && (endpoint !== 'edit' || form.get('operations').includes('backgroundImage'))) form.append('background_image', backdrop, backdrop.name);
   form.append('format', $('format').value);
   form.append('output', $('output').value);
   return form;
