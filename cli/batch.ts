@@ -81,7 +81,7 @@ class Slots {
 }
 
 /** The formats `auto` chooses between: a result may take either name, so both are checked before the job. */
-const AUTO_FORMATS: readonly OutputFormat[] = ['png', 'jpeg'];
+export const AUTO_FORMATS: readonly OutputFormat[] = ['png', 'jpeg'];
 
 /** An input's own failure (recorded, the batch goes on), as opposed to the store's or a bug (the batch stops). */
 const isItemFailure = (err: unknown) => err instanceof MatteError || err instanceof CliError;

@@ -9,7 +9,8 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { edit, editOptionsSchema, editSteps, FORMAT_CHOICES, loadModel, parseOperations, type FormatChoice } from '../lib/index.js';
-import { batchOptions, runBatch, type BatchFlags } from './batch.js';
+import { AUTO_FORMATS, batchOptions, runBatch, type BatchFlags } from './batch.js';
+import { extensionOf } from './batch-outputs.js';
 import { CliError, describe } from './errors.js';
 import { STDIO, exists, formatBytes, formatOfPath, parseFormat, readInput, writeOutput } from './files.js';
 import { parseInteger } from './options.js';
@@ -108,9 +109,9 @@ store failed (run it again: finished work is skipped).`,
       if (!format && flags.output === STDIO) throw new CliError('writing to standard output (-o -) needs --format (' + FORMAT_CHOICES.join(', ') + ')', 'invalid_option', 'format');
       if (!format) throw new CliError(`cannot tell the format from "${flags.output}": give --format (${FORMAT_CHOICES.join(', ')}) or a .png, .webp, .jpg, .gif or .avif name`, 'invalid_option', 'format');
       // auto: the extension is the format the job chose, added to the name given.
-      if (auto && flags.output !== STDIO && formatOfPath(flags.output)) throw new CliError(`with --format auto, give -o without an image extension ("${flags.output}"): .png or .jpeg is added once the format is known`, 'invalid_option', 'output');
+      if (auto && flags.output !== STDIO && formatOfPath(flags.output)) throw new CliError(`with --format auto, give -o without an image extension ("${flags.output}"): .png or .jpg is added once the format is known`, 'invalid_option', 'output');
       const operations = await operationList(flags, input);
-      const candidates = auto && flags.output !== STDIO ? [`${flags.output}.png`, `${flags.output}.jpeg`] : [flags.output];
+      const candidates = auto && flags.output !== STDIO ? AUTO_FORMATS.map((f) => `${flags.output}.${extensionOf(f)}`) : [flags.output];
       for (const candidate of candidates)
         if (!flags.force && (await exists(candidate))) throw new CliError(`${candidate} already exists (use --force to overwrite)`, 'output_exists', candidate);
       const data = await readInput(input);
@@ -118,7 +119,7 @@ store failed (run it again: finished work is skipped).`,
       const started = performance.now();
       const result = await edit(data, operations, { format, quality: flags.quality, anim: flags.anim, backgroundImage });
       const ms = Math.round(performance.now() - started);
-      const output = auto && flags.output !== STDIO ? `${flags.output}.${result.format}` : flags.output;
+      const output = auto && flags.output !== STDIO ? `${flags.output}.${extensionOf(result.format)}` : flags.output;
       await writeOutput(output, result.data, Boolean(flags.force));
       const summary = { input, output, format: result.format, width: result.width, height: result.height, frames: result.frames, bytes: result.data.length, ms };
       // With the image on stdout, the summary goes to stderr, and only when asked for (--json):

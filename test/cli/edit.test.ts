@@ -179,8 +179,8 @@ test('--background-image and --format auto: the extension the job chose is added
   assert.is(run.code, 0, run.stderr);
   const summary = JSON.parse(run.stdout);
   assert.is(summary.format, 'jpeg');
-  assert.is(summary.output, join(dir, 'staged.jpeg'));
-  assert.is(formatOf(await readFile(join(dir, 'staged.jpeg'))), 'jpeg');
+  assert.is(summary.output, join(dir, 'staged.jpg'));
+  assert.is(formatOf(await readFile(join(dir, 'staged.jpg'))), 'jpeg');
   const transparent = await runCli(['edit', cutout, '-o', join(dir, 'still'), '-f', 'auto', '--op', '{"flip":"h"}']);
   assert.is(transparent.code, 0, transparent.stderr);
   assert.is(formatOf(await readFile(join(dir, 'still.png'))), 'png');

@@ -173,8 +173,8 @@ test('the staging flags: --size, --shadow, --place, --background-image and --for
   assert.is(run.code, 0, run.stderr);
   const report = JSON.parse(run.stdout);
   assert.is(report.done, 1);
-  assert.equal(await readdir(out), ['a.jpeg']);
-  const image = await decode(await readFile(join(out, 'a.jpeg')));
+  assert.equal(await readdir(out), ['a.jpg']);
+  const image = await decode(await readFile(join(out, 'a.jpg')));
   assert.ok(image.width === image.height && image.width * image.height <= 20_000, `${image.width}x${image.height}`);
   const hard = await runCli(['remove-background', inputs[1]!, '-o', join(dir, 'hard'), '--no-semitransparency', '--roi', '0,0,50%,100%']);
   assert.is(hard.code, 0, hard.stderr);
