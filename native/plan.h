@@ -41,6 +41,7 @@ enum class Op {
   Trim,
   TrimTransparent,  // the remove-background endpoint's crop to alpha > 0 (and its margin)
   ExtractAlpha,     // the remove-background endpoint's `channels=alpha`: the alpha band alone
+  ExtractColour,    // the remove.bg route's zip: the colour bands alone, alpha dropped (not flattened)
 };
 
 struct Step {
@@ -67,6 +68,11 @@ struct Step {
   // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides
   double margin = 0;
   bool margin_percent = false;
+  // trimTransparent with a margin a side (the remove.bg route's crop_margin: top, right, bottom,
+  // left), each pixels plus a % of the box's width (left, right) or height (top, bottom)
+  bool margin_sides = false;
+  std::array<double, 4> margin_pixels_sides{};
+  std::array<double, 4> margin_percent_sides{};
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };

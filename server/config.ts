@@ -63,6 +63,8 @@ export interface Config extends ScaleConfig, CdnConfig {
   /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
   modelsDir?: string;
   logLevel: string;
+  /** The remove.bg-compatible routes (MATTE_REMOVEBG_API: on by default, `off` turns them off: 404). */
+  removebgApi: boolean;
 }
 
 /** Every variable the server reads (docs/configuration.md's table has one row for each). */
@@ -96,6 +98,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_MODELS_FILE',
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
+  'MATTE_REMOVEBG_API',
   'UV_THREADPOOL_SIZE',
   ...SCALE_VARIABLES,
   ...CDN_VARIABLES,
@@ -252,6 +255,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     customModels,
     modelsDir,
     logLevel,
+    removebgApi: present(env, 'MATTE_REMOVEBG_API') === undefined || flag(env, 'MATTE_REMOVEBG_API'),
     ...loadScaleConfig(env),
     ...loadCdnConfig(env),
   };

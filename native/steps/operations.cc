@@ -30,6 +30,7 @@ const Operation kOperations[] = {
     {Op::Trim,            "trim",            nullptr,                run_trim,              false,  never,         false,  nullptr,       nullptr},
     {Op::TrimTransparent, "trimTransparent", read_trim_transparent,  run_trim_transparent,  false,  never,         false,  nullptr,       nullptr},
     {Op::ExtractAlpha,    "extractAlpha",    nullptr,                run_extract_alpha,     false,  never,         false,  nullptr,       nullptr},
+    {Op::ExtractColour,   "extractColour",   nullptr,                run_extract_colour,    true,   always,        false,  nullptr,       nullptr},
 };
 
 }  // namespace

@@ -32,7 +32,11 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   if (text === undefined || text.trim() === '') {
     throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
   }
-  const url = parseInputUrl(text);
+  return fetchUrl(parseInputUrl(text), services);
+}
+
+/** Fetches an image URL through the guarded fetcher (server/input/fetch.ts), counted by outcome. */
+export async function fetchUrl(url: URL, services: Services): Promise<Buffer> {
   try {
     const bytes = await fetchInputUrl(url, services.fetch);
     services.metrics.urlFetched('ok');
