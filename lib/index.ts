@@ -4,8 +4,8 @@
 //   import { edit, removeBackground } from 'matte';
 //   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
 import { readFile } from 'node:fs/promises';
-import { addon, type NativePlan } from './native.js';
-import { MatteError } from './errors.js';
+import { addon, type Box, type NativePlan } from './native.js';
+import { MatteError, fromNativeError } from './errors.js';
 import { jobTimeoutMs, runCancellable, withCores, type JobControl } from './job.js';
 import {
   DEFAULT_QUALITY,
@@ -14,13 +14,17 @@ import {
   parseOperations,
   parseTrimMargin,
   removeBackgroundOptionsSchema,
+  removeBackgroundStep,
   removeBackgroundTail,
   type Channels,
-  type MatteFormat,
+  type FormatChoice,
   type Operation,
   type OutputFormat,
+  type RemoveBackgroundFormat,
   type Step,
 } from './schema.js';
+import { placeStep, shadowStep, sizeStep, megapixelsOf, type PlaceValue, type RoiValue, type ShadowValue, type SizeValue } from './staging.js';
+import { parseColor } from './color.js';
 import { modelFor } from './models.js';
 import { scaledTimeoutMs } from './model-cost.js';
 import { resolveLimits, type Limits } from './limits.js';
@@ -28,6 +32,8 @@ import { MATTE_VERSION } from './version.js';
 import { lookUpMatte, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
 
 export * from './schema.js';
+export * from './staging.js';
+export type { Box } from './native.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
 export { COST_CLASSES, type CostClass } from './model-cost.js';
@@ -53,8 +59,8 @@ export interface InputOptions {
 }
 
 export interface EditOptions extends JobControl, InputOptions {
-  /** Output format, default png. */
-  format?: OutputFormat;
+  /** Output format, default png; `auto`: png where the result has an alpha below 255, else jpeg (Result.format says which). */
+  format?: FormatChoice;
   /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
   quality?: number;
   /** Keep every frame of an animated gif/webp input (default true) when the format can animate. */
@@ -62,11 +68,13 @@ export interface EditOptions extends JobControl, InputOptions {
   limits?: Partial<Limits>;
   /** Where a removeBackground operation's matte is kept and found again (see MatteCache); none by default. */
   matteCache?: MatteCache;
+  /** The image a backgroundImage operation puts the image over (an encoded image or a path; read, like the input, with the same limits). */
+  backgroundImage?: Input;
 }
 
 export interface RemoveBackgroundOptions extends JobControl, InputOptions {
-  /** png (default) or webp. */
-  format?: MatteFormat;
+  /** png (default), webp, jpeg (flattened on white unless over a background), or auto: png where the result has an alpha below 255, else jpeg. */
+  format?: RemoveBackgroundFormat;
   /** Crop to the bounding box of the pixels with alpha > 0 (default false). */
   trim?: boolean;
   /**
@@ -87,6 +95,21 @@ export interface RemoveBackgroundOptions extends JobControl, InputOptions {
   limits?: Partial<Limits>;
   /** Where the matte is kept and found again: a second call for the same image skips the model (see MatteCache). */
   matteCache?: MatteCache;
+  // The staging (docs/api.md, "Extensions: staged cut-outs"), applied in this order after the cut-out and trim.
+  /** A cap on the result's size: preview (0.25 MP), medium (1.5), hd (4), full, auto, or { megapixels }; the input is decoded no larger than needed. */
+  size?: SizeValue;
+  /** [x1, y1, x2, y2] in the input's pixels or as percentages ('25%'): only what lies inside can be foreground. */
+  roi?: RoiValue;
+  /** false: a hard matte (0 or 255, its edge antialiased by one pixel); default true. */
+  semitransparency?: boolean;
+  /** The subject scaled and placed: { scale?, position?, aspectRatio?, margin? }. */
+  place?: PlaceValue;
+  /** A shadow under the subject: true (a drop shadow), or { type?, opacity?, blur?, offsetX?, offsetY?, color? }. */
+  shadow?: ShadowValue;
+  /** A CSS colour under the result (not with backgroundImage). */
+  background?: string;
+  /** An image under the result, covered and centred (not with background). */
+  backgroundImage?: Input;
 }
 
 export interface Result {
@@ -99,6 +122,8 @@ export interface Result {
   /** Height of one frame. */
   height: number;
   frames: number;
+  /** The subject's box (alpha > 0 of the matte) in the result's pixels, after every later step, when the job removed a background. */
+  foreground?: Box;
 }
 
 // ---- concurrency: lib/job.ts ----------------------------------------------------------------
@@ -107,19 +132,19 @@ export { configure, threadsPerJob, type ThreadOptions } from './job.js';
 
 // ---- jobs ---------------------------------------------------------------------------------------
 
-async function toBuffer(input: Input, handOver: boolean | undefined): Promise<Buffer> {
+async function toBuffer(input: Input, handOver: boolean | undefined, path?: string): Promise<Buffer> {
   if (typeof input === 'string') {
     try {
       return await readFile(input);
     } catch (err) {
-      throw new MatteError('invalid_input', `cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+      throw new MatteError('invalid_input', `cannot read ${input}: ${(err as NodeJS.ErrnoException).code ?? err}`, path);
     }
   }
   // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
   // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
   // A Buffer handed over (InputOptions) is read in place.
   if (input instanceof Uint8Array) return handOver === true && Buffer.isBuffer(input) ? input : Buffer.copyBytesFrom(input);
-  throw new MatteError('invalid_input', 'input must be a Buffer, a Uint8Array or a file path');
+  throw new MatteError('invalid_input', `${path ?? 'input'} must be a Buffer, a Uint8Array or a file path`, path);
 }
 
 function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: any } }, options: unknown): T {
@@ -132,26 +157,49 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
   return result.data as T;
 }
 
-async function runSteps(input: Input, steps: Step[], format: OutputFormat, quality: number, anim: boolean, limits: Partial<Limits> | undefined, control: JobControl & InputOptions, matteCache?: MatteCache): Promise<Result> {
+/** What a job runs on besides its steps. */
+interface JobSettings {
+  format: FormatChoice;
+  quality: number;
+  anim: boolean;
+  limits?: Partial<Limits>;
+  matteCache?: MatteCache;
+  backgroundImage?: Input;
+}
+
+/** A backgroundImage operation and the background image come together (lib's names; the server checks its own field first). */
+function checkBackgroundImage(steps: Step[], given: boolean): void {
+  const index = steps.findIndex((s) => s.op === 'backgroundImage');
+  if (index >= 0 && !given) {
+    throw new MatteError('invalid_operations', `operations[${index}].backgroundImage needs a background image (the backgroundImage option)`, `operations[${index}].backgroundImage`);
+  }
+  if (index < 0 && given) throw new MatteError('invalid_option', 'backgroundImage: is given, but no backgroundImage operation uses it', 'backgroundImage');
+}
+
+async function runSteps(input: Input, steps: Step[], settings: JobSettings, control: JobControl & InputOptions): Promise<Result> {
   const given = jobTimeoutMs(control);
-  const resolved = resolveLimits(limits);
+  const resolved = resolveLimits(settings.limits);
+  checkBackgroundImage(steps, settings.backgroundImage !== undefined);
   const buffer = await toBuffer(input, control.handOver);
+  const background = settings.backgroundImage === undefined ? undefined : await toBuffer(settings.backgroundImage, control.handOver, 'backgroundImage');
   const index = steps.findIndex((s) => s.op === 'removeBackground');
   const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
   // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
   const timeoutMs = scaledTimeoutMs(given, model);
   // The addon hands a matte over only where the step runs on one frame (a still image, or an
   // animation's first frame alone): that frame is the same whatever the output, so not in the key.
-  const cache = model ? matteCache : undefined;
+  // What comes after removeBackground (the staging included) is not in the key either.
+  const cache = model ? settings.matteCache : undefined;
   const lookup = cache ? await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels) : undefined;
   const plan: NativePlan = {
     steps,
-    format,
-    quality,
-    anim,
+    format: settings.format,
+    quality: settings.quality,
+    anim: settings.anim,
     ...resolved,
     timeoutMs,
     ...(lookup ? { matte: lookup.given, handBackMatte: true } : {}),
+    ...(background ? { backgroundImage: background } : {}),
   };
   const { matte, matteGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
   if (cache && lookup) {
@@ -159,7 +207,7 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
     if (lookup.given) reportMatte(cache, matteGiven ? 'hit' : matte ? 'bad' : 'miss');
     if (matte) storeMatte(cache, lookup.key, matte);
   }
-  return { ...out, format, mediaType: MEDIA_TYPES[format] };
+  return { ...out, mediaType: MEDIA_TYPES[out.format] };
 }
 
 /**
@@ -168,15 +216,16 @@ async function runSteps(input: Input, steps: Step[], format: OutputFormat, quali
  * `invalid_operations` with a `path` such as `operations[2].blur`.
  */
 export async function edit(input: Input, operations: Operation[] | unknown, options: EditOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, matteCache, handOver, ...rest } = options;
-  const opts = checkOptions<{ format?: OutputFormat; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
+  const { limits, timeout, signal, matteCache, handOver, backgroundImage, ...rest } = options;
+  const opts = checkOptions<{ format?: FormatChoice; quality?: number; anim?: boolean }>(editOptionsSchema, rest);
   const steps = parseOperations(operations);
-  return editSteps(input, steps, { ...opts, limits, timeout, signal, matteCache, handOver });
+  return editSteps(input, steps, { ...opts, limits, timeout, signal, matteCache, handOver, backgroundImage });
 }
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
 export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
-  return runSteps(input, steps, options.format ?? 'png', options.quality ?? DEFAULT_QUALITY, options.anim ?? true, options.limits, options, options.matteCache);
+  const { format = 'png', quality = DEFAULT_QUALITY, anim = true, limits, matteCache, backgroundImage } = options;
+  return runSteps(input, steps, { format, quality, anim, limits, matteCache, backgroundImage }, options);
 }
 
 /**
@@ -184,20 +233,65 @@ export function editSteps(input: Input, steps: Step[], options: EditOptions = {}
  * `trim`, the result is cropped to the bounding box of the pixels with alpha > 0.
  */
 export async function removeBackground(input: Input, options: RemoveBackgroundOptions = {}): Promise<Result> {
-  const { limits, timeout, signal, matteCache, handOver, ...rest } = options;
-  const opts = checkOptions<{ format?: MatteFormat; trim?: boolean; trimMargin?: number | string; channels?: Channels; anim?: boolean; refine?: boolean; model?: string; tta?: boolean }>(
-    removeBackgroundOptionsSchema,
-    rest,
-  );
-  const { refine, tta, model } = opts;
+  const { limits, timeout, signal, matteCache, handOver, backgroundImage, ...rest } = options;
+  const opts = checkOptions<Omit<RemoveBackgroundOptions, 'limits' | 'timeout' | 'signal' | 'matteCache' | 'handOver' | 'backgroundImage'>>(removeBackgroundOptionsSchema, rest);
   let margin;
   if (opts.trimMargin !== undefined) {
     margin = parseTrimMargin(opts.trimMargin);
     if (typeof margin === 'string') throw new MatteError('invalid_option', `trimMargin: ${margin}`, 'trimMargin');
     if (!opts.trim) throw new MatteError('invalid_option', 'trimMargin: needs trim: true (the margin is around the trimmed subject)', 'trimMargin');
   }
-  const steps: Step[] = [{ op: 'removeBackground', refine, tta, model }, ...removeBackgroundTail(Boolean(opts.trim), margin, opts.channels ?? 'rgba')];
-  return runSteps(input, steps, opts.format ?? 'png', DEFAULT_QUALITY, opts.anim ?? true, limits, { timeout, signal, handOver }, matteCache);
+  const steps = removeBackgroundSteps({ ...opts, backgroundImage: backgroundImage !== undefined }, margin);
+  try {
+    return await runSteps(input, steps.list, { format: opts.format ?? 'png', quality: DEFAULT_QUALITY, anim: opts.anim ?? true, limits, matteCache, backgroundImage }, { timeout, signal, handOver });
+  } catch (err) {
+    throw steps.renamed(err);
+  }
+}
+
+type StagingOptions = Pick<RemoveBackgroundOptions, 'refine' | 'tta' | 'model' | 'roi' | 'semitransparency' | 'size' | 'place' | 'shadow' | 'background' | 'trim' | 'channels'> & { backgroundImage: boolean };
+
+/**
+ * The steps of a background removal with its staging: [size] removeBackground [trim] [place]
+ * [shadow] [background | backgroundImage] [the mask] [size again, when a step after the cut-out
+ * may have grown the canvas]. An error at one of them names the option it came from.
+ */
+export function removeBackgroundSteps(opts: StagingOptions, margin?: ReturnType<typeof parseTrimMargin>): { list: Step[]; renamed(err: unknown): unknown } {
+  const channels = opts.channels ?? 'rgba';
+  if (opts.background !== undefined && opts.backgroundImage) throw new MatteError('invalid_option', 'backgroundImage: give background or backgroundImage, not both', 'backgroundImage');
+  for (const name of ['shadow', 'background', 'backgroundImage'] as const) {
+    if (channels === 'alpha' && opts[name]) throw new MatteError('invalid_option', `${name}: cannot be used with channels: 'alpha' (the matte alone)`, name);
+  }
+  const names: string[] = [];
+  const list: Step[] = [];
+  const add = (step: Step, name: string) => {
+    list.push(step);
+    names.push(name);
+  };
+  const capped = opts.size !== undefined && megapixelsOf(opts.size) !== undefined;
+  if (capped) add(sizeStep(opts.size!), 'size');
+  const { refine, tta, model, roi, semitransparency } = opts;
+  // The region is in the input's pixels, whatever size the cap decoded it at.
+  add({ ...removeBackgroundStep({ refine, tta, model, roi, semitransparency }), ...(roi ? { roiOfInput: true } : {}) }, 'removeBackground');
+  for (const step of removeBackgroundTail(Boolean(opts.trim), typeof margin === 'object' ? margin : undefined, 'rgba')) add(step, 'trimMargin');
+  if (opts.place) add(placeStep(opts.place), 'place');
+  if (opts.shadow) add(shadowStep(opts.shadow), 'shadow');
+  if (opts.background !== undefined) add({ op: 'background', rgba: parseColor(opts.background)! }, 'background');
+  if (opts.backgroundImage) add({ op: 'backgroundImage' }, 'backgroundImage');
+  if (channels === 'alpha') add({ op: 'extractAlpha' }, 'channels');
+  if (capped && list.some((s) => s.op === 'shadow' || s.op === 'place' || s.op === 'trimTransparent')) add(sizeStep(opts.size!), 'size');
+  return {
+    list,
+    renamed(err: unknown): unknown {
+      const error = fromNativeError(err);
+      const match = /^operations\[(\d+)\](\.[\w.]+)?/.exec(error.path ?? '');
+      if (!match) return error;
+      let name = names[Number(match[1])] ?? 'options';
+      // removeBackground's settings are options of their own (roi, model, ...).
+      if (name === 'removeBackground') name = match[2]?.split('.').pop() || 'options';
+      return new MatteError(error.code, error.message.replace(match[0], name), name);
+    },
+  };
 }
 
 /** Versions of matte and of the native libraries it runs on. */

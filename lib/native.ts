@@ -2,12 +2,13 @@
 import { createRequire } from 'node:module';
 import { addonCandidates, loadFailureMessage, missingAddonMessage } from './platform.js';
 import { disableOnnxRuntimeTelemetry } from './telemetry.js';
-import type { Step, OutputFormat } from './schema.js';
+import type { Step, OutputFormat, FormatChoice } from './schema.js';
 
 /** The plan handed to the addon: validated steps plus everything the native side needs. */
 export interface NativePlan {
   steps: Step[];
-  format: OutputFormat;
+  /** auto: PNG where the result has an alpha below 255, else JPEG (the result's `format`). */
+  format: FormatChoice;
   quality: number;
   anim: boolean;
   maxPixels: number;
@@ -19,6 +20,16 @@ export interface NativePlan {
   matte?: { data: Buffer; width: number; height: number };
   /** Hand the matte removeBackground computed back in the result (`matte`). */
   handBackMatte?: boolean;
+  /** The encoded background image of a backgroundImage step (read in place for the whole job). */
+  backgroundImage?: Buffer;
+}
+
+/** A rectangle of the result's pixels. */
+export interface Box {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
 }
 
 /** A job handle from createJob(): lets JS cancel the job it is passed to. Opaque to JS. */
@@ -32,6 +43,10 @@ export interface NativeResult {
   /** Height of one frame. */
   height: number;
   frames: number;
+  /** The format written (what `auto` became). */
+  format: OutputFormat;
+  /** The subject's box (alpha > 0 of the matte) in the result's pixels, when a removeBackground ran. */
+  foreground?: Box;
   /** With handBackMatte: the matte removeBackground computed (not when it used a given one, or did not run). */
   matte?: { data: Buffer; width: number; height: number };
   /** Whether the given matte was used. */
@@ -67,6 +82,16 @@ export interface NativeBounds {
   maxToneFactor: number;
   maxTrimMarginPixels: number;
   maxTrimMarginPercent: number;
+  minMegapixels: number;
+  maxMegapixels: number;
+  maxShadowBlur: number;
+  maxShadowOffset: number;
+  minPlaceScale: number;
+  maxPlaceScale: number;
+  maxPlaceMarginPixels: number;
+  maxPlaceMarginPercent: number;
+  maxAspectTerm: number;
+  maxRoiPixels: number;
   quality: NativeBound;
   limits: { maxPixels: NativeBound; maxFrames: NativeBound; maxMatteFrames: NativeBound };
   decodedBytesPerPixel: number;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MAX_COLOR_LENGTH, parseColor, type Rgba } from './color.js';
 import { MatteError } from './errors.js';
 import { addon } from './native.js';
+import { parseMargin, placeSchema, placeStep, roiSchema, roiStep, shadowSchema, shadowStep, sizeSchema, sizeStep, type StagingStep } from './staging.js';
 
 const { bounds } = addon;
 
@@ -25,6 +26,12 @@ export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const MATTE_FORMATS = ['png', 'webp'] as const;
 export type MatteFormat = (typeof MATTE_FORMATS)[number];
+/** `auto`: PNG where the result has an alpha below 255, JPEG where it has none (the result's `format` says which). */
+export const FORMAT_CHOICES = [...OUTPUT_FORMATS, 'auto'] as const;
+export type FormatChoice = (typeof FORMAT_CHOICES)[number];
+/** The formats a background removal can ask for (jpeg: flattened on white, or over its background). */
+export const REMOVE_BACKGROUND_FORMATS = ['png', 'webp', 'jpeg', 'auto'] as const;
+export type RemoveBackgroundFormat = (typeof REMOVE_BACKGROUND_FORMATS)[number];
 export const FIT_MODES = ['contain', 'cover', 'scale-down', 'crop'] as const;
 export type Fit = (typeof FIT_MODES)[number];
 
@@ -52,6 +59,8 @@ export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const modelName = () =>
   z.string({ error: 'must be a model name' }).regex(MODEL_NAME, { error: 'must be a model name (letters, digits, . _ -)' });
 
+const REMOVE_BACKGROUND_SETTINGS = 'must be true or an object with refine, model, tta, roi and/or semitransparency';
+
 /** removeBackground's settings, in the operation and in the library's options. */
 export const removeBackgroundSettingsSchema = z.strictObject(
   {
@@ -61,8 +70,12 @@ export const removeBackgroundSettingsSchema = z.strictObject(
     model: modelName().optional(),
     /** Test-time augmentation: average the matte of the image and of its mirror (default false). */
     tta: z.boolean({ error: 'must be true or false' }).optional(),
+    /** Only what lies inside [x1, y1, x2, y2] (pixels or "N%") can be foreground. */
+    roi: roiSchema.optional(),
+    /** false: a hard matte, 0 or 255 with its edge antialiased by one pixel (default true). */
+    semitransparency: z.boolean({ error: 'must be true or false' }).optional(),
   },
-  { error: 'must be true or an object with refine, model and/or tta' },
+  { error: REMOVE_BACKGROUND_SETTINGS },
 );
 export type RemoveBackgroundSettings = z.infer<typeof removeBackgroundSettingsSchema>;
 
@@ -94,11 +107,17 @@ export const operationValueSchemas = {
     .string({ error: 'must be a CSS colour string' })
     .max(MAX_COLOR_LENGTH, { error: `must be a CSS colour of at most ${MAX_COLOR_LENGTH} characters`, abort: true })
     .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),
-  removeBackground: z.union([literalTrue(), removeBackgroundSettingsSchema], {
-    error: 'must be true or an object with refine, model and/or tta',
-  }),
+  removeBackground: z.union([literalTrue(), removeBackgroundSettingsSchema], { error: REMOVE_BACKGROUND_SETTINGS }),
   trim: literalTrue(),
+  // Extensions beside the specification's ten: the staged cut-outs (lib/staging.ts).
+  size: sizeSchema,
+  shadow: shadowSchema,
+  backgroundImage: literalTrue(),
+  place: placeSchema,
 } as const;
+
+/** The operations of the specification; the others are extensions (docs/api.md, "Extensions: staged cut-outs"). */
+export const SPECIFICATION_OPERATIONS = ['resize', 'rotate', 'flip', 'blur', 'brightness', 'contrast', 'saturation', 'background', 'removeBackground', 'trim'] as const;
 
 export type OperationName = keyof typeof operationValueSchemas;
 export const OPERATION_NAMES = Object.keys(operationValueSchemas) as OperationName[];
@@ -132,8 +151,12 @@ export type Step =
   | { op: 'contrast'; value: number }
   | { op: 'saturation'; value: number }
   | { op: 'background'; rgba: Rgba }
-  /** refine, tta: undefined means the default (true, false); model: undefined means the default model. */
-  | { op: 'removeBackground'; refine?: boolean; tta?: boolean; model?: string }
+  /**
+   * refine, tta, semitransparency: undefined means the default (true, false, true); model: undefined
+   * means the default model; roi: the region's edges (roiPercent: 1 for a percentage), in the
+   * image's pixels at this step, or with roiOfInput in the input's.
+   */
+  | { op: 'removeBackground'; refine?: boolean; tta?: boolean; model?: string; roi?: number[]; roiPercent?: number[]; roiOfInput?: boolean; semitransparency?: boolean }
   | { op: 'trim' }
   /**
    * Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. Its margin is
@@ -144,7 +167,8 @@ export type Step =
   /** Internal: the remove-background endpoint's `channels: 'alpha'`, the matte alone. */
   | { op: 'extractAlpha' }
   /** Internal: the remove.bg route's zip, the colour bands alone (alpha dropped, not flattened). */
-  | { op: 'extractColour' };
+  | { op: 'extractColour' }
+  | StagingStep;
 
 /** Four values, one a side: top, right, bottom, left (CSS's order). */
 export type Sides = [number, number, number, number];
@@ -177,14 +201,25 @@ function toStep(name: OperationName, value: any): Step {
       return { op: name, value };
     case 'background':
       return { op: 'background', rgba: parseColor(value)! };
-    case 'removeBackground': {
-      // Only the settings given: `true` is { op: 'removeBackground' }, the defaults applied later.
-      const settings: RemoveBackgroundSettings = value === true ? {} : value;
-      return { op: 'removeBackground', ...settings };
-    }
+    case 'removeBackground':
+      return removeBackgroundStep(value === true ? {} : value);
     case 'trim':
       return { op: 'trim' };
+    case 'size':
+      return sizeStep(value);
+    case 'shadow':
+      return shadowStep(value);
+    case 'backgroundImage':
+      return { op: 'backgroundImage' };
+    case 'place':
+      return placeStep(value);
   }
+}
+
+/** removeBackground's step: only the settings given (`true` is { op: 'removeBackground' }), the defaults applied later. */
+export function removeBackgroundStep(settings: RemoveBackgroundSettings): Extract<Step, { op: 'removeBackground' }> {
+  const { roi, ...rest } = settings;
+  return { op: 'removeBackground', ...rest, ...(roi ? roiStep(roi) : {}) };
 }
 
 /**
@@ -197,7 +232,8 @@ export function parseOperations(operations: unknown): Step[] {
   if (operations.length < 1) throw invalid([], 'must hold at least 1 operation');
   if (operations.length > MAX_OPERATIONS) throw invalid([], `must hold at most ${MAX_OPERATIONS} operations`);
   const steps: Step[] = [];
-  let removeBackgroundAt = -1;
+  // removeBackground (one matte a job) and backgroundImage (one background image a request).
+  const onceAt = new Map<string, number>();
   operations.forEach((entry, index) => {
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
       throw invalid([index], 'must be an object with exactly one operation key');
@@ -215,11 +251,10 @@ export function parseOperations(operations: unknown): Step[] {
       const issue = result.error.issues[0]!;
       throw invalid([index, name, ...issue.path], issue.message);
     }
-    if (name === 'removeBackground') {
-      if (removeBackgroundAt >= 0) {
-        throw invalid([index, name], `may appear only once (already at operations[${removeBackgroundAt}])`);
-      }
-      removeBackgroundAt = index;
+    if (name === 'removeBackground' || name === 'backgroundImage') {
+      const at = onceAt.get(name);
+      if (at !== undefined) throw invalid([index, name], `may appear only once (already at operations[${at}])`);
+      onceAt.set(name, index);
     }
     steps.push(toStep(name, result.data));
   });
@@ -285,18 +320,7 @@ export type TrimMargin = { pixels: number } | { percent: number };
  * and below); a number is pixels. Returns the message of what is wrong, or the margin.
  */
 export function parseTrimMargin(value: unknown): TrimMargin | string {
-  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;
-  const message = `must be whole pixels 0..${MAX_TRIM_MARGIN_PIXELS} (e.g. 30) or a percentage 0..${MAX_TRIM_MARGIN_PERCENT} of the subject's box (e.g. 10%)`;
-  // Bounded before the pattern: at most 8 characters are ever matched.
-  if (text === undefined || text.length > 8) return message;
-  const match = /^(\d{1,3})(?:(\.\d{1,2})?%)?$/.exec(text);
-  if (!match) return message;
-  if (text.endsWith('%')) {
-    const percent = Number(match[1]! + (match[2] ?? ''));
-    return percent <= MAX_TRIM_MARGIN_PERCENT ? { percent } : message;
-  }
-  const pixels = Number(match[1]);
-  return pixels <= MAX_TRIM_MARGIN_PIXELS ? { pixels } : message;
+  return parseMargin(value, MAX_TRIM_MARGIN_PIXELS, MAX_TRIM_MARGIN_PERCENT, "the subject's box");
 }
 
 /** The `trim_margin` form field. */
@@ -322,18 +346,23 @@ export type OutputMode = (typeof OUTPUT_MODES)[number];
 
 /** The option schemas of the library API (same ranges as the form fields). */
 export const editOptionsSchema = z.strictObject({
-  format: z.enum(OUTPUT_FORMATS).optional(),
+  format: z.enum(FORMAT_CHOICES, { error: `must be one of ${FORMAT_CHOICES.join(', ')}` }).optional(),
   quality: z.number().int().min(MIN_QUALITY).max(MAX_QUALITY).optional(),
   anim: z.boolean().optional(),
 });
 export const removeBackgroundOptionsSchema = z.strictObject({
-  format: z.enum(MATTE_FORMATS).optional(),
+  format: z.enum(REMOVE_BACKGROUND_FORMATS, { error: `must be one of ${REMOVE_BACKGROUND_FORMATS.join(', ')}` }).optional(),
   trim: z.boolean().optional(),
   /** Only with trim: true. */
   trimMargin: z.union([z.number(), z.string()]).optional(),
   channels: z.enum(CHANNELS, { error: `must be one of ${CHANNELS.join(', ')}` }).optional(),
   anim: z.boolean().optional(),
   ...removeBackgroundSettingsSchema.shape,
+  // The staging after the cut-out (docs/api.md, "Extensions: staged cut-outs"); backgroundImage is an input, apart.
+  size: sizeSchema.optional(),
+  background: operationValueSchemas.background.optional(),
+  shadow: shadowSchema.optional(),
+  place: placeSchema.optional(),
 });
 
 export const DEFAULT_QUALITY = bounds.quality.default;

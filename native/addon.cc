@@ -82,6 +82,17 @@ Step to_step(const Napi::Object &o, int index) {
   return step;
 }
 
+const char *format_name(Format format) {
+  switch (format) {
+    case Format::Png: return "png";
+    case Format::Webp: return "webp";
+    case Format::Jpeg: return "jpeg";
+    case Format::Gif: return "gif";
+    case Format::Avif: return "avif";
+  }
+  return "png";
+}
+
 Plan to_plan(const Napi::Object &o) {
   Plan plan;
   Napi::Value steps = o.Get("steps");
@@ -98,6 +109,7 @@ Plan to_plan(const Napi::Object &o) {
   else if (format == "jpeg") plan.format = Format::Jpeg;
   else if (format == "gif") plan.format = Format::Gif;
   else if (format == "avif") plan.format = Format::Avif;
+  else if (format == "auto") plan.auto_format = true;
   else throw Error("internal", "plan: unknown format " + format);
   plan.quality = int(get_ranged(o, "quality", kQuality.min, kQuality.max, kQuality.fallback));
   plan.anim = o.Get("anim").ToBoolean();
@@ -119,6 +131,7 @@ class RunWorker : public Worker {
       : Worker(env), input_(Napi::Persistent(input)), data_(input.Data()), size_(input.Length()),
         plan_(to_plan(plan)), model_(std::move(model)), budget_(std::move(budget)) {
     take_matte(plan);
+    take_background(plan);
   }
 
  protected:
@@ -142,6 +155,15 @@ class RunWorker : public Worker {
     result.Set("width", out_.width);
     result.Set("height", out_.height);
     result.Set("frames", out_.frames);
+    result.Set("format", format_name(out_.format));
+    if (out_.foreground) {
+      Napi::Object box = Napi::Object::New(env);
+      box.Set("left", out_.foreground->left);
+      box.Set("top", out_.foreground->top);
+      box.Set("width", out_.foreground->width);
+      box.Set("height", out_.foreground->height);
+      result.Set("foreground", box);
+    }
     if (matte_.used_given) result.Set("matteGiven", true);
     if (matte_.computed.get_image()) {
       // The matte goes to JS without a copy too: the Buffer holds a reference to its image.
@@ -183,7 +205,19 @@ class RunWorker : public Worker {
       if (step.op == Op::RemoveBackground) step.matte = &matte_;
   }
 
+  // plan.backgroundImage: the second input of a backgroundImage step, kept alive for the job.
+  void take_background(const Napi::Object &plan) {
+    Napi::Value given = plan.Get("backgroundImage");
+    if (given.IsUndefined()) return;
+    if (!given.IsBuffer()) throw Error("internal", "plan: backgroundImage must be a Buffer");
+    Napi::Buffer<uint8_t> data = given.As<Napi::Buffer<uint8_t>>();
+    background_ = Napi::Persistent(data);
+    plan_.background = data.Data();
+    plan_.background_size = data.Length();
+  }
+
   Napi::Reference<Napi::Buffer<uint8_t>> input_;  // keeps the input alive for the job
+  Napi::Reference<Napi::Buffer<uint8_t>> background_;
   Napi::Reference<Napi::Buffer<uint8_t>> given_;  // keeps a given matte alive for the job
   MatteHandover matte_;
   const uint8_t *data_;
@@ -191,7 +225,7 @@ class RunWorker : public Worker {
   Plan plan_;
   ModelPtr model_;
   BudgetPtr budget_;  // shared with the JS handle from createJob(), which may cancel it
-  Encoded out_{nullptr, 0, 0, 0, 0};
+  Encoded out_{nullptr, 0, 0, 0, 0, Format::Png, std::nullopt};
 };
 
 // A job handle: created before run() so that JS can cancel the job whatever state it is in.
@@ -303,6 +337,16 @@ Napi::Object bounds(Napi::Env env) {
   out.Set("maxToneFactor", kMaxToneFactor);
   out.Set("maxTrimMarginPixels", kMaxTrimMarginPixels);
   out.Set("maxTrimMarginPercent", kMaxTrimMarginPercent);
+  out.Set("minMegapixels", kMinMegapixels);
+  out.Set("maxMegapixels", kMaxMegapixels);
+  out.Set("maxShadowBlur", kMaxShadowBlur);
+  out.Set("maxShadowOffset", kMaxShadowOffset);
+  out.Set("minPlaceScale", kMinPlaceScale);
+  out.Set("maxPlaceScale", kMaxPlaceScale);
+  out.Set("maxPlaceMarginPixels", kMaxPlaceMarginPixels);
+  out.Set("maxPlaceMarginPercent", kMaxPlaceMarginPercent);
+  out.Set("maxAspectTerm", kMaxAspectTerm);
+  out.Set("maxRoiPixels", kMaxRoiPixels);
   out.Set("quality", bound(env, kQuality));
   Napi::Object limits = Napi::Object::New(env);
   limits.Set("maxPixels", bound(env, kMaxPixels));

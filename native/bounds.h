@@ -17,6 +17,21 @@ constexpr double kMaxToneFactor = 255;
 constexpr double kMaxTrimMarginPixels = 500;
 constexpr double kMaxTrimMarginPercent = 50;
 
+/** The staged cut-outs (docs/api.md, "Extensions: staged cut-outs"). `size`'s cap in megapixels. */
+constexpr double kMinMegapixels = 0.01;
+constexpr double kMaxMegapixels = 100;
+/** A shadow's blur radius and its offsets, in pixels. */
+constexpr double kMaxShadowBlur = 250;
+constexpr double kMaxShadowOffset = 2000;
+/** `place`: the subject's share of the canvas's limiting side (percent), the margin, an aspect ratio's terms. */
+constexpr double kMinPlaceScale = 10;
+constexpr double kMaxPlaceScale = 100;
+constexpr double kMaxPlaceMarginPixels = 2000;
+constexpr double kMaxPlaceMarginPercent = 40;
+constexpr double kMaxAspectTerm = 100;
+/** A region of interest's coordinates in pixels. */
+constexpr double kMaxRoiPixels = 1000000;
+
 /** A whole number's range and its value when none is given. */
 struct Bound {
   double min;

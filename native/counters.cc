@@ -1,5 +1,6 @@
 #include "counters.h"
 
+#include "load.h"
 #include "matte/model.h"
 #include "orc_guard.h"
 #include "threadpool_guard.h"
@@ -23,6 +24,8 @@ Napi::Value counters(const Napi::CallbackInfo &info) {
   out.Set("trackedBytes", double(vips_tracked_get_mem()));
   out.Set("trackedAllocations", vips_tracked_get_allocs());
   out.Set("openFiles", vips_tracked_get_files());
+  // The pixels' bytes the decoders were opened for (native/load.h): a shrink-on-load decodes fewer.
+  out.Set("decodedBytes", double(matte::decoded_bytes()));
   matte::InferenceCounts inferences = matte::inference_counts();
   out.Set("inferencesPooled", double(inferences.pooled));
   // How many threads jobs get now (lib/job.ts; tests of MATTE_JOB_THREADS read them).

@@ -8,7 +8,7 @@
 
 namespace matte {
 
-/** counters(): { objects, trackedBytes, trackedAllocations, openFiles }. */
+/** counters(): { objects, trackedBytes, trackedAllocations, openFiles, decodedBytes, ... }. */
 Napi::Value counters(const Napi::CallbackInfo &info);
 
 }  // namespace matte

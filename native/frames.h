@@ -11,9 +11,37 @@
 
 #include <vips/vips8>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
 #include <vector>
 
 namespace matte {
+
+/** A rectangle of a frame's pixels. */
+struct Box {
+  int left, top, width, height;
+  int right() const { return left + width; }
+  int bottom() const { return top + height; }
+};
+
+/** `box` moved by dx, dy. */
+inline Box shifted(const Box &box, int dx, int dy) { return {box.left + dx, box.top + dy, box.width, box.height}; }
+
+/** The pixels `box` covers once its frame is scaled by sx, sy (its edges outwards). */
+inline Box scaled(const Box &box, double sx, double sy) {
+  int left = int(std::floor(box.left * sx + 1e-9)), top = int(std::floor(box.top * sy + 1e-9));
+  int right = int(std::ceil(box.right() * sx - 1e-9)), bottom = int(std::ceil(box.bottom() * sy - 1e-9));
+  return {left, top, std::max(1, right - left), std::max(1, bottom - top)};
+}
+
+/** The part of `box` inside a width x height frame, or nothing. */
+inline std::optional<Box> clipped(const Box &box, int width, int height) {
+  int left = std::max(0, box.left), top = std::max(0, box.top);
+  int right = std::min(width, box.right()), bottom = std::min(height, box.bottom());
+  if (right <= left || bottom <= top) return std::nullopt;
+  return Box{left, top, right - left, bottom - top};
+}
 
 struct Frames {
   std::vector<vips::VImage> images;  // the frames, or the strip alone
@@ -32,11 +60,26 @@ struct Frames {
   // region, so it reads the frames materialised (steps/operations.h, reads_regions).
   bool lazy_neighbourhood = false;
 
+  // The subject's box (alpha > 0 where removeBackground left it, the union over the frames), in
+  // this frame's pixels: each step that moves pixels after removeBackground moves it too (the
+  // library's Result.foreground). None before removeBackground, or when nothing is left of it.
+  std::optional<Box> subject;
+
+  // The input's size as loaded, after orientation (a region of interest in the input's pixels).
+  int input_width = 0;
+  int input_height = 0;
+
   bool is_strip() const { return strip_pages > 0; }
   int width() const { return images.front().width(); }
   int height() const { return is_strip() ? images.front().height() / strip_pages : images.front().height(); }
   int count() const { return is_strip() ? strip_pages : int(images.size()); }
   bool has_alpha() const { return images.front().has_alpha(); }
+
+  /** Moves the subject's box by `fn` (from the box to the box), then keeps what lies inside the frame. */
+  template <typename Fn>
+  void move_subject(Fn &&fn) {
+    if (subject) subject = clipped(fn(*subject), width(), height());
+  }
 
   /** One image per frame from here on: lazy crops of the strip (no pixel is computed). */
   void split() {

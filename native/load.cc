@@ -4,9 +4,10 @@
 #include "errors.h"
 #include "libvips.h"
 #include "sniff.h"
-#include "steps/steps.h"
+#include "steps/operations.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -60,12 +61,13 @@ int exif_orientation(const VImage &image) {
 // shrink is used only when it leaves lanczos3 at least kMinResidualReduction, else the next smaller.
 constexpr double kMinResidualReduction = 1.25;
 
-double shrink_on_load(ImageType type, int stored_width, int stored_height, int orientation, const Step &step) {
+double shrink_on_load(ImageType type, int stored_width, int stored_height, int orientation, const Step &step,
+                      const Operation &row) {
   if (type != ImageType::Jpeg && type != ImageType::Webp) return 1;
   bool swapped = orientation >= 5;
   int width = swapped ? stored_height : stored_width;
   int height = swapped ? stored_width : stored_height;
-  ResizeGeometry g = resize_geometry(width, height, step);
+  ResizeGeometry g = row.downscale(width, height, step);
   double factor = std::min(double(width) / g.scaled_width, double(height) / g.scaled_height);
   if (factor < 2) return 1;
   if (type == ImageType::Webp) return factor;
@@ -114,13 +116,18 @@ VImage to_srgb(VImage image) {
   return image;
 }
 
+std::atomic<uint64_t> decoded_total{0};
+
 }  // namespace
 
+uint64_t decoded_bytes() { return decoded_total.load(); }
+
 Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
-  if (size == 0) throw unsupported_image("the input is empty");
+  const std::string role = options.role;
+  if (size == 0) throw unsupported_image("the " + role + " is empty");
   std::optional<ImageType> sniffed = sniff(data, size);
   if (!sniffed)
-    throw unsupported_image("the input is not a JPEG, PNG, WebP, GIF, AVIF/HEIF or TIFF image");
+    throw unsupported_image("the " + role + " is not a JPEG, PNG, WebP, GIF, AVIF/HEIF or TIFF image");
   ImageType type = *sniffed;
   if (type == ImageType::Tiff && !tiff_data_within_file(data, size))
     throw unsupported_image("the tiff image is truncated or corrupt: its data lies past the end of the file");
@@ -167,8 +174,9 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
 
   int orientation = exif_orientation(header);
   double shrink = 1;
-  if (!all_frames && options.first_step && options.first_step->op == Op::Resize)
-    shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step);
+  const Operation *first = options.first_step ? &operation(options.first_step->op) : nullptr;
+  if (!all_frames && first && first->downscale)
+    shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step, *first);
 
   vips::VOption *load_options = VImage::option()
                                     ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
@@ -187,6 +195,10 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     vips_error_clear();
     throw unsupported_image(std::string("the ") + type_name(type) + " image cannot be decoded");
   }
+
+  // What the decoder produces (the tests' proof that a shrink-on-load decoded no more than needed).
+  decoded_total += uint64_t(image.width()) * uint64_t(image.height()) * uint64_t(image.bands()) *
+                   uint64_t(vips_format_sizeof(image.format()));
 
   int page_height = image.height();
   if (all_frames) {
@@ -218,6 +230,8 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     frames.logical_width = frames.width();
     frames.logical_height = frames.height();
   }
+  frames.input_width = frames.logical_width;
+  frames.input_height = frames.logical_height;
   return frames;
 }
 

@@ -18,7 +18,11 @@ struct LoadOptions {
   const Step *first_step = nullptr;  // a resize here allows shrink-on-load
   bool strict = false;  // fail on the decoder's warnings too (corrupt data it would otherwise skip)
   bool strip = false;   // keep an animation as one strip of frames (frames.h), not split
+  const char *role = "input";  // what the messages call the image ("background image")
 };
+
+/** The bytes every decode of this process produced so far (width x height x bands x sample size): probes and tests. */
+uint64_t decoded_bytes();
 
 /** `data` must stay alive until the pipeline's output has been encoded. */
 Frames load(const uint8_t *data, size_t size, const LoadOptions &options);

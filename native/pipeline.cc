@@ -7,6 +7,7 @@
 #include "matte/model_input.h"
 #include "sniff.h"
 #include "steps/operations.h"
+#include "steps/steps.h"
 
 #include <algorithm>
 #include <cctype>
@@ -32,13 +33,23 @@ bool runs_on_strip(const Plan &plan) {
 // What the steps will cost, from the image's size before any pixel: each step's cost on the size
 // it receives, the sizes followed through the steps that change them.
 void check_cost(const Frames &frames, const Plan &plan) {
-  Size size{frames.logical_width, frames.logical_height, frames.count()};
+  Size size{frames.logical_width, frames.logical_height, frames.count(), true, frames.input_width, frames.input_height};
   double work = 0;
   for (const Step &step : plan.steps) {
     const Operation &row = operation(step.op);
     if (row.cost) row.cost(size, step, work);
     if (row.shape) row.shape(size, step);
   }
+}
+
+// Format `auto`: whether any pixel of the result has alpha below 255. The frames are computed into
+// memory first, so the encoder reads them rather than computing them again.
+bool has_transparency(Frames &frames, Budget &budget) {
+  if (!frames.has_alpha()) return false;
+  materialise(frames, budget);
+  for (const VImage &image : frames.images)
+    if (image.extract_band(image.bands() - 1).min() < 255) return true;
+  return false;
 }
 
 void apply(Frames &frames, const Step &step, const StepContext &context) {
@@ -83,7 +94,7 @@ bool decodes(const uint8_t *data, size_t size, const LoadOptions &options, Budge
 // captured text read, and only for this job's own decoder (a line of a decoder of the same type in
 // another job can at worst turn our 500 into a 415, never give another text).
 Error classify(const std::string &captured, const uint8_t *data, size_t size, const LoadOptions &options,
-               Budget &budget) {
+               const Plan &plan, Budget &budget) {
   vips_error_clear();  // keeps the shared buffer short; no job's message is read from it
   std::optional<ImageType> type = sniff(data, size);
   std::string name = type ? type_name(*type) : "input";
@@ -94,6 +105,16 @@ Error classify(const std::string &captured, const uint8_t *data, size_t size, co
   bool own_decoder = type && text.find(name) != std::string::npos;
   if (own_decoder || !decodes(data, size, strict, budget))
     return unsupported_image("the " + name + " image cannot be decoded: its data is corrupt or truncated");
+  // The job's second input: the background image, decoded the same way.
+  if (plan.background) {
+    LoadOptions background = strict;
+    background.all_frames = background.strip = false;
+    background.first_step = nullptr;
+    background.role = "background image";
+    if (!decodes(plan.background, plan.background_size, background, budget))
+      return Error("unsupported_image", "the background image cannot be decoded: its data is corrupt or truncated",
+                   "backgroundImage");
+  }
   return Error("internal", "image processing failed");
 }
 
@@ -112,6 +133,8 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   try {
     budget.check();
     Frames frames = load(data, size, options);
+    // The background image's header too, before any pixel of either is decoded.
+    check_background_image(plan);
     check_cost(frames, plan);
     budget.watch(frames);
     // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).
@@ -126,14 +149,17 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
       budget.watch(frames);
     }
     budget.check();
-    return save(frames, plan.format, plan.quality, &budget);
+    Format format = plan.auto_format ? (has_transparency(frames, budget) ? Format::Png : Format::Jpeg) : plan.format;
+    Encoded out = save(frames, format, plan.quality, &budget);
+    out.foreground = frames.subject;
+    return out;
   } catch (const VError &err) {
     // A stopped job fails inside libvips ("killed for image"): that is the budget, not the image.
     if (budget.stopped() != Budget::Stop::None) {
       vips_error_clear();
       throw budget.error();
     }
-    throw classify(err.what(), data, size, options, budget);
+    throw classify(err.what(), data, size, options, plan, budget);
   }
 }
 

@@ -42,6 +42,11 @@ enum class Op {
   TrimTransparent,  // the remove-background endpoint's crop to alpha > 0 (and its margin)
   ExtractAlpha,     // the remove-background endpoint's `channels=alpha`: the alpha band alone
   ExtractColour,    // the remove.bg route's zip: the colour bands alone, alpha dropped (not flattened)
+  // The staged cut-outs: extensions beside the specification's ten (docs/api.md).
+  Size,             // a cap in megapixels
+  Shadow,           // a drop or contact shadow cast by the alpha, under the subject
+  BackgroundImage,  // the image so far over the request's background image, covered and centred
+  Place,            // the subject scaled and placed; the canvas padded to an aspect ratio
 };
 
 struct Step {
@@ -65,7 +70,8 @@ struct Step {
   bool refine = true;
   bool tta = false;
   MatteHandover *matte = nullptr;  // none: the matte is computed and not handed back
-  // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides
+  // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides;
+  // place: the margin inside the canvas, in pixels or in % of the canvas's sides
   double margin = 0;
   bool margin_percent = false;
   // trimTransparent with a margin a side (the remove.bg route's crop_margin: top, right, bottom,
@@ -73,6 +79,31 @@ struct Step {
   bool margin_sides = false;
   std::array<double, 4> margin_pixels_sides{};
   std::array<double, 4> margin_percent_sides{};
+  // removeBackground: only what lies inside the region of interest can be foreground (edges in
+  // pixels, or in % of the width for x and of the height for y; roi_of_input: pixels of the input
+  // as loaded, scaled to the image at this step); semitransparency false: a hard matte
+  bool has_roi = false;
+  std::array<double, 4> roi{};
+  std::array<bool, 4> roi_percent{};
+  bool roi_of_input = false;
+  bool semitransparency = true;
+  // size: the cap in pixels (0: none)
+  double max_area = 0;
+  // shadow: its colour is rgba; blur (a radius, sigma = radius / 2) and offsets in pixels, or
+  // (negative blur, has_offset false) the defaults, which scale with the subject
+  bool contact = false;
+  double opacity = 0;
+  double blur = -1;
+  bool has_offset = false;
+  double offset_x = 0;
+  double offset_y = 0;
+  // place: scale in % of the canvas's limiting side (0: the subject keeps its size); position in %
+  // of the free space (negative: the original place); aspect ratio (0: the canvas keeps its shape)
+  double scale = 0;
+  double position_x = -1;
+  double position_y = -1;
+  int aspect_width = 0;
+  int aspect_height = 0;
 };
 
 enum class Format { Png, Webp, Jpeg, Gif, Avif };
@@ -86,10 +117,14 @@ struct Limits {
 struct Plan {
   std::vector<Step> steps;
   Format format = Format::Png;
+  bool auto_format = false;  // `auto`: PNG where the result has an alpha below 255, else JPEG (format is decided then)
   int quality = int(kQuality.fallback);
   bool anim = true;
   Limits limits;
   int64_t timeout_ms = 0;  // the job's time budget (budget.h); 0: none
+  // The request's background image (backgroundImage), kept alive by the caller for the job.
+  const uint8_t *background = nullptr;
+  size_t background_size = 0;
 };
 
 inline bool can_animate(Format f) { return f == Format::Gif || f == Format::Webp; }

@@ -80,7 +80,7 @@ Encoded save(const Frames &frames, Format format, int quality, Budget *budget) {
   check_output_size(format, used.width(), used.height());
   VImage image = join_frames(used);
 
-  Encoded out{nullptr, 0, used.width(), used.height(), used.count()};
+  Encoded out{nullptr, 0, used.width(), used.height(), used.count(), format, std::nullopt};
   switch (format) {
     case Format::Png:
       if (png_encodable(image)) encode_png(image, &out.data, &out.size);

@@ -5,6 +5,7 @@
 #include "plan.h"
 
 #include <cstddef>
+#include <optional>
 
 namespace matte {
 
@@ -14,6 +15,8 @@ struct Encoded {
   int width;
   int height;  // of one frame
   int frames;
+  Format format;                 // what `auto` became
+  std::optional<Box> foreground;  // the subject's box in the result, when the job removed a background
 };
 
 class Budget;

@@ -24,6 +24,10 @@ void read_flip(const PlanFields &fields, Step &step) {
 bool flip_on_strip(const Step &step) { return !step.vertical; }
 
 void run_flip(Frames &frames, const Step &step, const StepContext &) {
+  frames.move_subject([&](const Box &box) {
+    return Box{step.horizontal ? frames.width() - box.right() : box.left,
+               step.vertical ? frames.height() - box.bottom() : box.top, box.width, box.height};
+  });
   if (frames.is_strip()) return frames.apply_pointwise([&](const VImage &image) { return flip(image, step); });
   frames.apply([&](const VImage &image) { return flip(image, step); });
 }

@@ -16,21 +16,27 @@ bool never(const Step &) { return false; }
 // once, top to bottom. On the strip: per-pixel maps, a left-right mirror, and a resize (see
 // resize_strip for its one difference at frame edges). Regions: a downscale and a rotation read
 // overlapping regions; removeBackground reads its input up to three times and materialises it itself.
+// The staged cut-outs: size is a downscale like resize; shadow, backgroundImage and place work on
+// whole frames (a shadow's plane, the background covered to the frame, the subject's box).
 const Operation kOperations[] = {
-    // op                 name               read                    run                    streams strip          regions shape          cost
-    {Op::Resize,          "resize",          read_resize,            run_resize,            true,   always,        true,   resize_shape,  nullptr},
-    {Op::Rotate,          "rotate",          read_rotate,            run_rotate,            false,  never,         true,   rotate_shape,  nullptr},
-    {Op::Flip,            "flip",            read_flip,              run_flip,              false,  flip_on_strip, false,  nullptr,       nullptr},
-    {Op::Blur,            "blur",            read_blur,              run_blur,              true,   never,         false,  nullptr,       blur_cost},
-    {Op::Brightness,      "brightness",      read_tone,              run_brightness,        true,   always,        false,  nullptr,       nullptr},
-    {Op::Contrast,        "contrast",        read_tone,              run_contrast,          true,   always,        false,  nullptr,       nullptr},
-    {Op::Saturation,      "saturation",      read_tone,              run_saturation,        true,   always,        false,  nullptr,       nullptr},
-    {Op::Background,      "background",      read_background,        run_background,        true,   always,        false,  nullptr,       nullptr},
-    {Op::RemoveBackground, "removeBackground", read_remove_background, run_remove_background, false, never,        false,  nullptr,       nullptr},
-    {Op::Trim,            "trim",            nullptr,                run_trim,              false,  never,         false,  nullptr,       nullptr},
-    {Op::TrimTransparent, "trimTransparent", read_trim_transparent,  run_trim_transparent,  false,  never,         false,  nullptr,       nullptr},
-    {Op::ExtractAlpha,    "extractAlpha",    nullptr,                run_extract_alpha,     false,  never,         false,  nullptr,       nullptr},
-    {Op::ExtractColour,   "extractColour",   nullptr,                run_extract_colour,    true,   always,        false,  nullptr,       nullptr},
+    // op                 name               read                    run                    streams strip          regions shape          cost                    downscale
+    {Op::Resize,          "resize",          read_resize,            run_resize,            true,   always,        true,   resize_shape,  nullptr,                resize_geometry},
+    {Op::Rotate,          "rotate",          read_rotate,            run_rotate,            false,  never,         true,   rotate_shape,  nullptr,                nullptr},
+    {Op::Flip,            "flip",            read_flip,              run_flip,              false,  flip_on_strip, false,  nullptr,       nullptr,                nullptr},
+    {Op::Blur,            "blur",            read_blur,              run_blur,              true,   never,         false,  nullptr,       blur_cost,              nullptr},
+    {Op::Brightness,      "brightness",      read_tone,              run_brightness,        true,   always,        false,  nullptr,       nullptr,                nullptr},
+    {Op::Contrast,        "contrast",        read_tone,              run_contrast,          true,   always,        false,  nullptr,       nullptr,                nullptr},
+    {Op::Saturation,      "saturation",      read_tone,              run_saturation,        true,   always,        false,  nullptr,       nullptr,                nullptr},
+    {Op::Background,      "background",      read_background,        run_background,        true,   always,        false,  nullptr,       nullptr,                nullptr},
+    {Op::RemoveBackground, "removeBackground", read_remove_background, run_remove_background, false, never,        false,  nullptr,       remove_background_cost, nullptr},
+    {Op::Trim,            "trim",            nullptr,                run_trim,              false,  never,         false,  unknown_shape, nullptr,                nullptr},
+    {Op::TrimTransparent, "trimTransparent", read_trim_transparent,  run_trim_transparent,  false,  never,         false,  unknown_shape, nullptr,                nullptr},
+    {Op::ExtractAlpha,    "extractAlpha",    nullptr,                run_extract_alpha,     false,  never,         false,  nullptr,       nullptr,                nullptr},
+    {Op::ExtractColour,   "extractColour",   nullptr,                run_extract_colour,    true,   always,        false,  nullptr,       nullptr,                nullptr},
+    {Op::Size,            "size",            read_size,              run_size,              true,   always,        true,   size_shape,    nullptr,                size_geometry},
+    {Op::Shadow,          "shadow",          read_shadow,            run_shadow,            false,  never,         false,  unknown_shape, nullptr,                nullptr},
+    {Op::BackgroundImage, "backgroundImage", nullptr,                run_background_image,  true,   never,         false,  nullptr,       nullptr,                nullptr},
+    {Op::Place,           "place",           read_place,             run_place,             false,  never,         true,   place_shape,   nullptr,                nullptr},
 };
 
 }  // namespace
@@ -51,6 +57,8 @@ void materialise(Frames &frames, Budget &budget) {
   frames.materialise();
   budget.watch(frames);
 }
+
+void unknown_shape(Size &size, const Step &) { size.exact = false; }
 
 std::string size_text(int64_t width, int64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 

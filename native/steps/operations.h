@@ -52,6 +52,21 @@ struct Size {
   int64_t width;
   int64_t height;
   int frames;
+  bool exact = true;  // false once a step whose size depends on the pixels came before (trim: an upper bound)
+  int64_t input_width = 0;  // the input's, as loaded
+  int64_t input_height = 0;
+};
+
+/**
+ * Scale to scaled_width x scaled_height, then take the centre width x height. 64-bit: a thin image
+ * scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024: 4.3e9);
+ * run_resize checks the sizes against the limits before narrowing them.
+ */
+struct ResizeGeometry {
+  int64_t scaled_width;
+  int64_t scaled_height;
+  int64_t width;
+  int64_t height;
 };
 
 struct Operation {
@@ -71,6 +86,8 @@ struct Operation {
   void (*shape)(Size &size, const Step &step);
   /** Adds what it will cost to the job's `work` and refuses the job past its bound; null: nothing to bound. */
   void (*cost)(const Size &size, const Step &step, double &work);
+  /** As the first step, the downscale it starts with (the decoder's shrink-on-load, load.cc); null: none. */
+  ResizeGeometry (*downscale)(int width, int height, const Step &step);
 };
 
 /** The operation's row. */

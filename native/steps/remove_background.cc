@@ -8,7 +8,9 @@
 #include "../matte/refine.h"
 #include "../matte/second_pass.h"
 #include "../matte/upscale.h"
+#include "matte_settings.h"
 #include "steps.h"
+#include "subject_box.h"
 
 #include <algorithm>
 #include <functional>
@@ -99,6 +101,12 @@ static VImage hand_back(VImage alpha, const Step &step) {
   return alpha;
 }
 
+// The matte once made (or handed in): handed back as it is (the cache serves every region and
+// edge), then with the step's region and edge.
+static VImage finished(const VImage &alpha, const Step &step, const MatteSettings &settings) {
+  return apply_matte_settings(hand_back(alpha, step), settings);
+}
+
 static VImage with_alpha(const VImage &rgb, const VImage &alpha) {
   return rgb.bandjoin(alpha).copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
@@ -134,7 +142,7 @@ static void second_pass(const VImage &image, const std::vector<uint8_t> &matte, 
 
 // The cut-out: `rgb` (full size) with the model's matte of `small` (model size) as its alpha.
 static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<uint8_t> &matte, const Model &model,
-                      const Step &step, Budget &budget) {
+                      const Step &step, const MatteSettings &settings, Budget &budget) {
   const ModelSpec &spec = model.spec();
   if (step.refine) {
     // Refined at full resolution, guided by the image (matte/refine.cc).
@@ -144,7 +152,7 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
     budget.check();
     second_pass(image, matte, model, step, budget, alpha);
     budget.check();
-    return with_colours(image, hand_back(alpha, step), step, budget);
+    return with_colours(image, finished(alpha, step, settings), step, budget);
   }
   // The model alone, linearly upscaled: parity with the plain onnxruntime pipeline.
   VImage alpha;
@@ -156,37 +164,38 @@ static VImage cut_out(const VImage &rgb, const VImage &small, const std::vector<
     if (!copied) throw vips::VError();
     alpha = stretch(VImage(copied), rgb.width(), rgb.height(), VIPS_KERNEL_LINEAR);
   }
-  return with_alpha(rgb, hand_back(alpha, step));
+  return with_alpha(rgb, finished(alpha, step, settings));
 }
 
 // `in` is read up to three times: run_remove_background hands it over materialised.
-static VImage remove_background(const VImage &in, const Model &model, const Step &step, Budget &budget) {
+static VImage remove_background(const VImage &in, const Model &model, const Step &step, const MatteSettings &settings,
+                                Budget &budget) {
   if (in.has_alpha() && in.extract_band(in.bands() - 1).min() < 255) return in;
   VImage rgb = colour_of(in);
   if (std::optional<VImage> given = given_matte(rgb, step))
-    return with_colours(step.refine ? copy_to_memory(rgb) : rgb, *given, step, budget);
+    return with_colours(step.refine ? copy_to_memory(rgb) : rgb, apply_matte_settings(*given, settings), step, budget);
   VImage small = model_sized(rgb, model.spec());
   budget.check();
   std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
-  return cut_out(rgb, small, matte, model, step, budget);
+  return cut_out(rgb, small, matte, model, step, settings, budget);
 }
 
 // The same, with the model's input made from `reduced` (the same image decoded smaller, without
 // alpha: matte/model_input.h) while the image itself is still being decoded; `full()` gives it,
 // materialised, once the matte is made.
 static VImage remove_background(const VImage &reduced, const std::function<VImage()> &full, const Model &model,
-                                const Step &step, Budget &budget) {
+                                const Step &step, const MatteSettings &settings, Budget &budget) {
   VImage small = model_sized(colour_of(reduced), model.spec());
   budget.check();
   std::vector<uint8_t> matte = model_matte(small, model, step.tta, budget);
-  return cut_out(colour_of(full()), small, matte, model, step, budget);
+  return cut_out(colour_of(full()), small, matte, model, step, settings, budget);
 }
 
 // removeBackground as the first step of a still image, with the model's input from its own smaller
 // decode (matte/model_input.h): the full-size image is decoded on another thread meanwhile, so
 // the decoder (one thread) runs beside the model instead of before it.
 static VImage remove_background_first(Frames &frames, const VImage &reduced, const Model &model, const Step &step,
-                                      Budget &budget) {
+                                      const MatteSettings &settings, Budget &budget) {
   std::future<void> decoded = std::async(std::launch::async, [&] {
     struct Shutdown {
       ~Shutdown() { vips_thread_shutdown(); }  // this thread's libvips buffers, on an error too
@@ -200,12 +209,30 @@ static VImage remove_background_first(Frames &frames, const VImage &reduced, con
         decoded.get();  // rethrows the decode's error
         return frames.images.front();
       },
-      model, step, budget);
+      model, step, settings, budget);
 }
 
 void read_remove_background(const PlanFields &fields, Step &step) {
   step.refine = fields.flag("refine", true);
   step.tta = fields.flag("tta", false);
+  step.semitransparency = fields.flag("semitransparency", true);
+  step.has_roi = fields.has("roi");
+  if (!step.has_roi) return;
+  std::vector<double> roi = fields.numbers("roi", 4);
+  std::vector<double> percent = fields.numbers("roiPercent", 4);
+  for (size_t i = 0; i < 4; i++) {
+    step.roi_percent[i] = percent[i] != 0;
+    if (!(roi[i] >= 0 && roi[i] <= (step.roi_percent[i] ? 100 : kMaxRoiPixels)))
+      throw Error("internal", "plan: removeBackground's roi is out of range");
+    step.roi[i] = roi[i];
+  }
+  step.roi_of_input = fields.flag("roiOfInput", false);
+}
+
+// The region of interest, checked against the image's size before any pixel where that size is known.
+void remove_background_cost(const Size &size, const Step &step, double &) {
+  if (step.has_roi && size.exact && size.width <= VIPS_MAX_COORD && size.height <= VIPS_MAX_COORD)
+    roi_box(step, int(size.width), int(size.height), int(size.input_width), int(size.input_height));
 }
 
 void run_remove_background(Frames &frames, const Step &step, const StepContext &context) {
@@ -215,15 +242,19 @@ void run_remove_background(Frames &frames, const Step &step, const StepContext &
     throw image_too_large("removeBackground on " + std::to_string(frames.count()) +
                           " frames is more than the limit of " + std::to_string(limits.max_matte_frames));
   if (step.matte) step.matte->frames = frames.count();
+  const MatteSettings settings = matte_settings(step, frames);
   // The step reads its input up to three times (the alpha check, the model's input, the image
   // it joins the matte to); lazily, each read would compute the steps before it again, and the
   // downscale to the model's size through a blur would recompute that blur tile by tile.
   if (context.reduced && frames.count() == 1 && !frames.is_strip()) {
-    VImage out = remove_background_first(frames, *context.reduced, *context.model, step, context.budget);
-    return frames.apply([&](const VImage &) { return out; });
+    VImage out = remove_background_first(frames, *context.reduced, *context.model, step, settings, context.budget);
+    frames.apply([&](const VImage &) { return out; });
+  } else {
+    materialise(frames, context.budget);
+    frames.apply(
+        [&](const VImage &image) { return remove_background(image, *context.model, step, settings, context.budget); });
   }
-  materialise(frames, context.budget);
-  frames.apply([&](const VImage &image) { return remove_background(image, *context.model, step, context.budget); });
+  frames.subject = subject_box(frames);
 }
 
 }  // namespace matte

@@ -88,7 +88,7 @@ static VImage reduce_across_first(const VImage &image, double hscale, double vsc
 
 // Scales to exactly width x height: libvips rounds the output size itself, so a one-pixel
 // difference is cropped or extended at the edge.
-static VImage resize_exact(const VImage &in, int width, int height) {
+VImage resize_exact(const VImage &in, int width, int height) {
   if (in.width() == width && in.height() == height) return in;
   VImage out = premultiplied(in, [&](const VImage &image) {
     int box_x = box_factor(image.width(), width), box_y = box_factor(image.height(), height);
@@ -151,7 +151,7 @@ static void check_resize(const ResizeGeometry &g, const Step &step, const Frames
 
 // A resize of a strip: one scale of the whole strip, then (cover, crop) the same centre box of
 // every frame, taken as crops of that one pipeline.
-static void resize_frames(Frames &frames, const ResizeGeometry &g) {
+static void scale_frames(Frames &frames, const ResizeGeometry &g) {
   // An upscale goes frame by frame: its interpolation at a frame's first row would mix in much of
   // the frame above, where a downscale's kernel takes a few percent.
   if (frames.is_strip() && g.scaled_height > frames.height()) frames.split();
@@ -159,6 +159,14 @@ static void resize_frames(Frames &frames, const ResizeGeometry &g) {
   frames.apply_pointwise([&](const VImage &strip) { return resize_strip(strip, frames.strip_pages, g); });
   if (frames.width() == g.width && frames.height() == g.height) return;
   frames.apply([&](const VImage &image) { return resize(image, g); });  // only the centre crop is left
+}
+
+void resize_frames(Frames &frames, const ResizeGeometry &g) {
+  const double sx = double(g.scaled_width) / frames.width(), sy = double(g.scaled_height) / frames.height();
+  scale_frames(frames, g);
+  // Checked (check_resize): the sides fit in int.
+  const int dx = int((g.scaled_width - g.width) / 2), dy = int((g.scaled_height - g.height) / 2);
+  frames.move_subject([&](const Box &box) { return shifted(scaled(box, sx, sy), -dx, -dy); });
 }
 
 void read_resize(const PlanFields &fields, Step &step) {

@@ -26,8 +26,20 @@ void rotate_shape(Size &size, const Step &step) {
   if (step.angle != 180) std::swap(size.width, size.height);
 }
 
+// Where a box of a width x height frame lands, turned clockwise by `angle`.
+static Box rotated(const Box &box, int angle, int width, int height) {
+  switch (angle) {
+    case 90: return {height - box.bottom(), box.left, box.height, box.width};
+    case 180: return {width - box.right(), height - box.bottom(), box.width, box.height};
+    case 270: return {box.top, width - box.right(), box.height, box.width};
+  }
+  return box;
+}
+
 void run_rotate(Frames &frames, const Step &step, const StepContext &) {
+  const int width = frames.width(), height = frames.height();
   frames.apply([&](const VImage &image) { return rotate(image, step); });
+  frames.move_subject([&](const Box &box) { return rotated(box, step.angle, width, height); });
 }
 
 }  // namespace matte

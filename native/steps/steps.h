@@ -9,20 +9,14 @@
 
 namespace matte {
 
-/**
- * Scale to scaled_width x scaled_height, then take the centre width x height. 64-bit: a thin image
- * scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024: 4.3e9);
- * run_resize checks the sizes against the limits before narrowing them.
- */
-struct ResizeGeometry {
-  int64_t scaled_width;
-  int64_t scaled_height;
-  int64_t width;
-  int64_t height;
-};
-
 /** The geometry of a resize step applied to an image of the given size (docs/api.md, "Operations (edit)"). */
 ResizeGeometry resize_geometry(int width, int height, const Step &step);
+
+/** Resizes every frame by a checked geometry (the strip as one pipeline where it can), moving the subject's box. */
+void resize_frames(Frames &frames, const ResizeGeometry &g);
+
+/** Scales to exactly width x height (Lanczos3, alpha premultiplied). */
+vips::VImage resize_exact(const vips::VImage &in, int width, int height);
 
 // Each operation's entry points, defined in its file and listed in its row (operations.cc).
 // read_*: its fields from the plan; run_*: the step on the job's frames; *_shape, *_cost: what the
@@ -61,5 +55,29 @@ void read_trim_transparent(const PlanFields &fields, Step &step);
 void run_trim_transparent(Frames &frames, const Step &step, const StepContext &context);
 void run_extract_alpha(Frames &frames, const Step &step, const StepContext &context);
 void run_extract_colour(Frames &frames, const Step &step, const StepContext &context);
+
+// The staged cut-outs (docs/api.md, "Extensions: staged cut-outs").
+
+/** size: the largest size within the cap, aspect kept (never enlarged). */
+ResizeGeometry size_geometry(int width, int height, const Step &step);
+void read_size(const PlanFields &fields, Step &step);
+void run_size(Frames &frames, const Step &step, const StepContext &context);
+void size_shape(Size &size, const Step &step);
+
+void read_shadow(const PlanFields &fields, Step &step);
+void run_shadow(Frames &frames, const Step &step, const StepContext &context);
+
+void run_background_image(Frames &frames, const Step &step, const StepContext &context);
+/** The plan's background image, checked from its header (type, limits, declared size) before any pixel of the job. */
+void check_background_image(const Plan &plan);
+
+void read_place(const PlanFields &fields, Step &step);
+void run_place(Frames &frames, const Step &step, const StepContext &context);
+void place_shape(Size &size, const Step &step);
+
+/** The shape of the steps whose output size depends on the pixels (trim, shadow): unknown before them. */
+void unknown_shape(Size &size, const Step &step);
+/** removeBackground's region of interest checked against the image's size when it is known before any pixel. */
+void remove_background_cost(const Size &size, const Step &step, double &work);
 
 }  // namespace matte

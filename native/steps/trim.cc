@@ -5,6 +5,7 @@
 // remove.bg route's colour bands alone (its zip's colour image).
 #include "../errors.h"
 #include "steps.h"
+#include "subject_box.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,10 +18,6 @@ using vips::VImage;
 namespace matte {
 
 static const double kThreshold = 10;
-
-struct Box {
-  int left, top, width, height;
-};
 
 static std::optional<Box> box_or_nothing(int left, int top, int width, int height) {
   if (width <= 0 || height <= 0) return std::nullopt;
@@ -50,28 +47,8 @@ static std::optional<Box> find_trim_box(const VImage &in) {
 // The bounding box of pixels with alpha > 0, or nothing when there is no alpha band.
 static std::optional<Box> find_opaque_box(const VImage &in) {
   if (!in.has_alpha()) return std::nullopt;
-  VImage mask = in.extract_band(in.bands() - 1) > 0;
-  // Column and row sums of the mask: the box runs from the first to the last non-zero entry.
-  VImage rows;
-  VImage columns = mask.project(&rows);
-  // First and last index with a non-zero sum, first = -1 when all are zero.
-  auto span = [](const VImage &profile, int *first, int *last) {
-    VImage flat = profile.cast(VIPS_FORMAT_DOUBLE).copy_memory();
-    const double *values = static_cast<const double *>(flat.data());
-    int length = flat.width() * flat.height();
-    *first = -1;
-    for (int i = 0; i < length; i++) {
-      if (values[i] > 0) {
-        if (*first < 0) *first = i;
-        *last = i;
-      }
-    }
-  };
-  int x0, x1 = 0, y0, y1 = 0;
-  span(columns, &x0, &x1);
-  span(rows, &y0, &y1);
-  if (x0 < 0 || y0 < 0) return Box{0, 0, 1, 1};  // nothing opaque: a single transparent pixel
-  return Box{x0, y0, x1 - x0 + 1, y1 - y0 + 1};
+  std::optional<Box> box = subject_box(in);
+  return box ? *box : Box{0, 0, 1, 1};  // nothing opaque: a single transparent pixel
 }
 
 // `box` grown by `margin` pixels a side, or (percent) by margin % of its width left and right, of
@@ -125,15 +102,11 @@ static void crop_to_union(Frames &frames, FindBox find_box) {
       all = box;
       continue;
     }
-    int right = std::max(all->left + all->width, box->left + box->width);
-    int bottom = std::max(all->top + all->height, box->top + box->height);
-    all->left = std::min(all->left, box->left);
-    all->top = std::min(all->top, box->top);
-    all->width = right - all->left;
-    all->height = bottom - all->top;
+    all = united(*all, *box);
   }
   if (!all || (all->left == 0 && all->top == 0 && all->width == frames.width() && all->height == frames.height())) return;
   frames.apply([&](const VImage &image) { return box_of(image, *all); });
+  frames.move_subject([&](const Box &subject) { return shifted(subject, -all->left, -all->top); });
 }
 
 void run_trim(Frames &frames, const Step &, const StepContext &) { crop_to_union(frames, find_trim_box); }
