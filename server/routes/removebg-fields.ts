@@ -2,7 +2,21 @@
 // how each maps onto matte's pipeline: every field of the three request bodies is parsed and
 // checked here, with the document's error codes, and the request becomes matte's step list and
 // output settings. The whole mapping is in this file (docs/api.md, "The remove.bg-compatible API").
-import { MAX_TRIM_MARGIN_PERCENT, MAX_TRIM_MARGIN_PIXELS, parseColor, type Rgba, type Sides, type Step } from '../../lib/index.js';
+import {
+  MatteError,
+  MAX_TRIM_MARGIN_PERCENT,
+  MAX_TRIM_MARGIN_PIXELS,
+  parseColor,
+  removeBackgroundSteps,
+  roiSchema,
+  type PlaceValue,
+  type Rgba,
+  type RoiValue,
+  type ShadowValue,
+  type Sides,
+  type SizeValue,
+  type Step,
+} from '../../lib/index.js';
 import { HttpError } from '../errors.js';
 
 /** Every field the route takes: the document's, and `shadow_type` / `shadow_opacity` of remove.bg's current API. */
@@ -37,10 +51,6 @@ export const IMPROVE_FILE_FIELDS = ['image_file'] as const;
 
 /** A 400 in remove.bg's terms: one of the document's codes (or `invalid_<field>` where it has none), and the field. */
 export const badField = (code: string, field: string, message: string) => new HttpError(400, code, message, { path: field });
-
-/** A field remove.bg has that matte cannot honour yet: a clear 400 naming it, never silently ignored. */
-export const unsupportedField = (field: string, value: string) =>
-  new HttpError(400, 'unsupported_parameter', `${field}=${value} is not supported by this server yet (docs/api.md, "The remove.bg-compatible API")`, { path: field });
 
 // ---- the image sources ------------------------------------------------------------------------
 
@@ -95,8 +105,8 @@ function base64Image(text: string, maxInputBytes: number): Buffer {
 
 // ---- the settings -----------------------------------------------------------------------------
 
-/** size: remove.bg's names and aliases; the megapixel caps of docs/api.md ("Staged cut-outs"). */
-const SIZES: Record<string, 'preview' | 'medium' | 'hd' | 'full' | 'auto' | { megapixels: number }> = {
+/** size: remove.bg's names and aliases onto the caps of docs/api.md ("Extensions: staged cut-outs"). */
+const SIZES: Record<string, SizeValue> = {
   preview: 'preview',
   small: 'preview',
   regular: 'preview',
@@ -107,7 +117,6 @@ const SIZES: Record<string, 'preview' | 'medium' | 'hd' | 'full' | 'auto' | { me
   '50mp': { megapixels: 50 },
   auto: 'auto',
 };
-export type SizeChoice = (typeof SIZES)[string];
 
 export const TYPES = ['auto', 'person', 'product', 'car'] as const;
 export type ForegroundType = (typeof TYPES)[number];
@@ -115,8 +124,11 @@ const TYPE_LEVELS = ['none', '1', '2', 'latest'] as const;
 const FORMATS = ['auto', 'png', 'jpg', 'zip'] as const;
 export type RemoveBgFormat = (typeof FORMATS)[number];
 const CHANNELS = ['rgba', 'alpha'] as const;
-/** shadow_type of remove.bg's current API, and the kind of matte's shadow each becomes. */
-const SHADOW_TYPES: Record<string, 'drop' | 'contact' | 'none'> = { none: 'none', drop: 'drop', car: 'contact', '3d': 'contact' };
+/**
+ * shadow_type of remove.bg's current API, and the kind of matte's shadow each becomes: a car
+ * stands on the ground (a contact shadow under it); drop and 3D cast one behind the subject.
+ */
+const SHADOW_TYPES: Record<string, 'drop' | 'contact' | 'none'> = { none: 'none', drop: 'drop', '3d': 'drop', car: 'contact' };
 
 /** A length: pixels (`30px`, or a bare number) or a percentage (`10%`). */
 export interface Length {
@@ -131,11 +143,11 @@ export type Position = 'original' | 'center' | { x: number; y: number };
 
 /** What a request asks for, parsed and checked: the document's names, matte's values. */
 export interface RemoveBgSettings {
-  size: SizeChoice;
+  size: SizeValue;
   type: ForegroundType;
   typeLevel: (typeof TYPE_LEVELS)[number];
   format: RemoveBgFormat;
-  roi?: RoiBox;
+  roi?: RoiValue;
   crop: boolean;
   /** With crop: top, right, bottom, left. */
   cropMargin?: { pixels: Sides; percent: Sides };
@@ -143,7 +155,7 @@ export interface RemoveBgSettings {
   scale?: number;
   position: Position;
   channels: (typeof CHANNELS)[number];
-  shadow?: { type: 'drop' | 'contact'; opacity?: number };
+  shadow?: ShadowValue;
   semitransparency: boolean;
   background?: { color: Rgba } | { imageFile: Buffer } | { imageUrl: URL };
 }
@@ -204,19 +216,24 @@ function cropMargin(text: string): { pixels: Sides; percent: Sides } {
   };
 }
 
-/** roi: `x1 y1 x2 y2`, each with `px` or `%`; an empty region where the units allow telling. */
-function roi(text: string): RoiBox {
+/**
+ * roi: `x1 y1 x2 y2`, each with `px` (the input image's pixels) or `%` (of its width for x, its
+ * height for y); an empty region where the units allow telling (else when the size is known).
+ */
+function roi(text: string): RoiValue {
   const parts = words(text, 4);
-  const values = parts?.map((part) => (/(px|%)$/i.test(part) ? length(part.toLowerCase(), 1_000_000, 100) : undefined));
-  if (!values || values.length !== 4 || values.some((v) => v === undefined)) {
-    throw badField('invalid_roi', 'roi', 'Invalid roi parameter given: four coordinates "x1 y1 x2 y2", each in pixels (e.g. 20px) or in % of the width or height (e.g. 10%)');
-  }
+  const values = parts?.map((part) => (/(px|%)$/i.test(part) ? length(part.toLowerCase(), Number.MAX_SAFE_INTEGER, 100) : undefined));
+  const invalid = () => badField('invalid_roi', 'roi', 'Invalid roi parameter given: four coordinates "x1 y1 x2 y2", each in pixels (e.g. 20px) or in % of the width or height (e.g. 10%)');
+  if (!values || values.length !== 4 || values.some((v) => v === undefined)) throw invalid();
   const box = values as RoiBox;
   const empty = (a: Length, b: Length) => a.percent === b.percent && b.value <= a.value;
   if (empty(box[0], box[2]) || empty(box[1], box[3])) {
     throw badField('roi_region_empty', 'roi', 'The given roi parameter defines an empty region (x2 must be right of x1, y2 below y1)');
   }
-  return box;
+  // matte's own bounds of a region (the pixels it can name, two decimals of a percentage).
+  const result = roiSchema.safeParse(box.map((edge) => (edge.percent ? `${edge.value}%` : edge.value)));
+  if (!result.success) throw invalid();
+  return result.data;
 }
 
 /** scale: `original`, or `10%`..`100%`. */
@@ -264,7 +281,8 @@ function shadow(fields: Record<string, string>): RemoveBgSettings['shadow'] {
     opacity = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
     if (!(opacity >= 0 && opacity <= 100)) throw badField('invalid_shadow_opacity', 'shadow_opacity', 'Invalid shadow_opacity parameter given: a whole number from 0 to 100');
   }
-  // shadow_type chooses the shadow (and `none` turns it off); add_shadow alone asks for matte's default one.
+  // shadow_type chooses the shadow (`none` turns it off); add_shadow alone asks for remove.bg's
+  // car shadow, a contact one. shadow_opacity without a shadow has nothing to apply to.
   if (kind === 'none' || (!kind && !added)) return undefined;
   return { type: kind ?? 'contact', ...(opacity === undefined ? {} : { opacity: opacity / 100 }) };
 }
@@ -329,38 +347,65 @@ export function knownType(settings: RemoveBgSettings): ForegroundType | undefine
   return settings.type === 'auto' || settings.typeLevel === 'none' ? undefined : settings.type;
 }
 
-/** What the job encodes: matte's format, and whether the answer is remove.bg's zip of it. */
+/** What the job encodes: matte's format (auto: PNG with transparency, else JPEG), and whether the answer is remove.bg's zip of it. */
 export interface RemoveBgOutput {
-  format: 'png' | 'jpeg';
+  format: 'png' | 'jpeg' | 'auto';
   zip: boolean;
 }
 
+/** The steps of a request: issue 34's staging order, remove.bg's fields onto it (removeBackgroundSteps). */
+export interface RemoveBgPlan {
+  steps: Step[];
+  output: RemoveBgOutput;
+  /** A background image to fetch (bg_image_url) or given (bg_image_file). */
+  backgroundImage?: { url: URL } | { file: Buffer };
+  /** An error of the job in remove.bg's terms (a region outside the image, ...). */
+  renamed(err: unknown): unknown;
+}
+
+const hex = (rgba: Rgba) => `#${rgba.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+
 /**
- * The step list: the size cap first (so the decoder shrinks on load), the cut-out, its shadow, the
- * crop to the subject with its margin, the subject's scale and position, the background, and for
- * channels=alpha the matte alone (a background would only make it opaque, so it is not applied).
+ * The step list, in the staging's order: the size cap first (the decoder shrinks on load), the
+ * cut-out (model for `type`, roi, semitransparency), the crop to the subject with its margins,
+ * scale and position, the shadow, the background (colour or image), and for channels=alpha the
+ * matte alone: the subject's, which the compositing fields (shadow, background) do not apply to.
+ * format=zip encodes the cut-out as PNG and zips its colour and alpha (removebg.ts).
  */
-export function removeBgSteps(settings: RemoveBgSettings, model: string): { steps: Step[]; output: RemoveBgOutput } {
-  const steps: Step[] = [];
-  if (settings.size !== 'full' && settings.size !== 'auto') throw unsupportedField('size', typeof settings.size === 'string' ? settings.size : `${settings.size.megapixels}MP`);
-  if (settings.roi) throw unsupportedField('roi', 'x1 y1 x2 y2');
-  if (!settings.semitransparency) throw unsupportedField('semitransparency', 'false');
-  steps.push({ op: 'removeBackground', model });
-  if (settings.shadow) throw unsupportedField('add_shadow', 'true');
-  if (settings.crop) {
-    const margin = settings.cropMargin;
-    steps.push(margin ? { op: 'trimTransparent', marginSides: margin.pixels, marginPercentSides: margin.percent } : { op: 'trimTransparent' });
-  }
-  if (settings.scale !== undefined || settings.position !== 'original') throw unsupportedField(settings.scale !== undefined ? 'scale' : 'position', settings.scale !== undefined ? `${settings.scale}%` : 'center');
-  const mask = settings.channels === 'alpha';
-  const background = settings.background;
-  if (background && !mask) {
-    if (!('color' in background)) throw unsupportedField('imageUrl' in background ? 'bg_image_url' : 'bg_image_file', '...');
-    steps.push({ op: 'background', rgba: background.color });
-  }
-  if (mask) steps.push({ op: 'extractAlpha' });
-  // format=auto: PNG where the result may hold transparency, JPEG where an opaque background covers it.
-  const opaque = !mask && background !== undefined && 'color' in background && background.color[3] === 255;
-  const format = settings.format === 'jpg' || (settings.format === 'auto' && opaque) ? 'jpeg' : 'png';
-  return { steps, output: { format, zip: settings.format === 'zip' } };
+export function removeBgSteps(settings: RemoveBgSettings, model: string): RemoveBgPlan {
+  const zip = settings.format === 'zip';
+  const mask = settings.channels === 'alpha' && !zip; // a zip holds the alpha matte already
+  const background = mask ? undefined : settings.background;
+  const place: PlaceValue | undefined =
+    settings.scale === undefined && settings.position === 'original' ? undefined : { ...(settings.scale === undefined ? {} : { scale: settings.scale }), position: settings.position };
+  const planned = removeBackgroundSteps({
+    model,
+    size: settings.size,
+    ...(settings.roi ? { roi: settings.roi } : {}),
+    semitransparency: settings.semitransparency,
+    trim: settings.crop,
+    ...(place ? { place } : {}),
+    ...(settings.shadow && !mask ? { shadow: settings.shadow } : {}),
+    ...(background && 'color' in background ? { background: hex(background.color) } : {}),
+    backgroundImage: background !== undefined && !('color' in background),
+    channels: mask ? 'alpha' : 'rgba',
+  });
+  // crop_margin: a margin a side (the staging's trim has one for all sides).
+  const margin = settings.cropMargin;
+  const steps = planned.list.map((step): Step => (step.op === 'trimTransparent' && margin ? { op: 'trimTransparent', marginSides: margin.pixels, marginPercentSides: margin.percent } : step));
+  // auto: a mask has no transparency of its own, but is kept lossless.
+  const format = settings.format === 'jpg' ? 'jpeg' : settings.format === 'auto' && !mask ? 'auto' : 'png';
+  return {
+    steps,
+    output: { format, zip },
+    ...(background && 'imageUrl' in background ? { backgroundImage: { url: background.imageUrl } } : {}),
+    ...(background && 'imageFile' in background ? { backgroundImage: { file: background.imageFile } } : {}),
+    renamed(err: unknown): unknown {
+      const error = planned.renamed(err);
+      if (!(error instanceof MatteError) || error.code === 'image_too_large') return error;
+      // The staging names its options; remove.bg names its fields and codes.
+      if (error.path === 'roi') return badField(/is empty/.test(error.message) ? 'roi_region_empty' : 'roi_exceeds_bounds', 'roi', error.message);
+      return error;
+    },
+  };
 }

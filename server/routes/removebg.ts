@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { zipSync } from 'fflate';
-import { editSteps, type Result, type Step } from '../../lib/index.js';
+import { editSteps, MatteError, type Result } from '../../lib/index.js';
 import { HttpError, toHttpError } from '../errors.js';
 import { readBody } from '../input/body.js';
 import { FORM_OVERHEAD_BYTES, readForm } from '../input/form.js';
@@ -25,7 +25,7 @@ import {
   REMOVEBG_FIELDS,
   REMOVEBG_FILE_FIELDS,
   removeBgSteps,
-  type RemoveBgOutput,
+  type RemoveBgPlan,
 } from './removebg-fields.js';
 
 /** remove.bg's JPEG answers (format=jpg, auto over an opaque background, the zip's colour image). */
@@ -201,10 +201,13 @@ interface Answer {
  * The job: one run of the steps; for format=zip, the cut-out as PNG, then its colour bands as a
  * JPEG and its alpha as a PNG (two short runs of the same job, no model), zipped.
  */
-async function runRemoveBg(ctx: Context, services: Services, input: Buffer, steps: Step[], output: RemoveBgOutput): Promise<Answer> {
+async function runRemoveBg(ctx: Context, services: Services, input: Buffer, plan: RemoveBgPlan, backgroundImage: Buffer | undefined): Promise<Answer> {
+  const { steps, output } = plan;
   return runJob(ctx, services, async (control) => {
     const common = { limits: services.limits, ...control };
-    const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, ...common });
+    const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, backgroundImage, ...common }).catch((err: unknown) => {
+      throw err instanceof MatteError ? plan.renamed(err) : err;
+    });
     if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
     const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common });
     const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common });
@@ -216,15 +219,23 @@ async function runRemoveBg(ctx: Context, services: Services, input: Buffer, step
 
 function sendAnswer(ctx: Context, answer: Answer, type: string | undefined): void {
   const { result } = answer;
+  const box = result.foreground;
   ctx.status = 200;
   ctx.set('X-Width', String(result.width));
   ctx.set('X-Height', String(result.height));
+  if (box) {
+    ctx.set('X-Foreground-Top', String(box.top));
+    ctx.set('X-Foreground-Left', String(box.left));
+    ctx.set('X-Foreground-Width', String(box.width));
+    ctx.set('X-Foreground-Height', String(box.height));
+  }
   ctx.set('X-Credits-Charged', '0'); // self-hosted: nothing is charged
   if (type) ctx.set('X-Type', type);
   ctx.set('Cache-Control', 'no-store');
   ctx.set('X-Content-Type-Options', 'nosniff');
   if (ctx.accepts(answer.mediaType, 'application/json') === 'application/json') {
-    ctx.body = { data: { result_b64: answer.data.toString('base64') } };
+    const foreground = box ? { foreground_top: box.top, foreground_left: box.left, foreground_width: box.width, foreground_height: box.height } : {};
+    ctx.body = { data: { result_b64: answer.data.toString('base64'), ...foreground } };
     return;
   }
   ctx.set('Content-Security-Policy', 'sandbox'); // as matte's raw answers (images.ts)
@@ -251,11 +262,12 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
     const settings = parseSettings(fields, files);
     await services.model.check(undefined); // the loaded models' names, for modelFor
     const model = modelFor(settings.type, services.model.names);
-    const { steps, output } = removeBgSteps(settings, model);
+    const plan = removeBgSteps(settings, model);
     const input = source.field === 'image_url' ? await download(source.url, services, 'failed_image_download', 'image_url') : source.bytes;
+    const background = plan.backgroundImage && ('url' in plan.backgroundImage ? await download(plan.backgroundImage.url, services, 'failed_bg_download', 'bg_image_url') : plan.backgroundImage.file);
     ctx.state.model = model; // the metrics label of the job (server/metrics.ts)
     await services.model.ensure();
-    const answer = await runRemoveBg(ctx, services, input, steps, output);
+    const answer = await runRemoveBg(ctx, services, input, plan, background);
     sendAnswer(ctx, answer, knownType(settings));
   });
 

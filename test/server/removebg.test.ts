@@ -17,7 +17,9 @@ import { knownType, modelFor, parseSettings } from '../../server/routes/removebg
 
 const RED: [number, number, number] = [220, 30, 30];
 const input = disc(200, 150, 40, RED, [255, 255, 255], { alpha: false });
-const large = disc(400, 300, 80, RED, [255, 255, 255], { alpha: false }); // over the server's pixel limit
+const photo = disc(800, 600, 160, RED, [255, 255, 255], { alpha: false }); // 0.48 MP: above preview's 0.25
+const large = disc(1200, 900, 240, RED, [255, 255, 255], { alpha: false }); // over the server's pixel limit
+const blue = disc(60, 40, 1, [20, 40, 230], [20, 40, 230], { alpha: false }); // a background image, all blue
 let server: TestServer;
 let front: RemoveBgFront;
 let origin: http.Server;
@@ -30,12 +32,13 @@ test.before(async () => {
   origin = http.createServer((req, res) => {
     originHits++;
     if (req.url === '/subject.png') res.writeHead(200, { 'Content-Type': 'image/png' }).end(input);
+    else if (req.url === '/blue.png') res.writeHead(200, { 'Content-Type': 'image/png' }).end(blue);
     else res.writeHead(404).end('no');
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
   originBase = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
   // image_url on loopback: the guard is off here (its refusals are input-url.test.ts's).
-  server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_MAX_INPUT_PIXELS: '100000', MATTE_MAX_INPUT_BYTES: '200000', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  server = await startTestServer({ MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_MAX_INPUT_PIXELS: '1000000', MATTE_MAX_INPUT_BYTES: '200000', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   front = await startRemoveBgFront(server.url);
 });
 test.after(async () => {
@@ -201,6 +204,7 @@ test('the input: unreadable bytes, a failed download, too many bytes, too many p
   await assertError(removebg({ multipart: { image_file: big } }), 400, 'file_too_large');
   await assertError(removebg({ json: { image_file_b64: big.toString('base64') } }), 400, 'file_too_large');
   await assertError(removebg({ json: { image_file_b64: large.toString('base64'), size: 'full' } }), 400, 'resolution_too_high');
+  await assertError(removebg({ json: { image_file_b64: large.toString('base64') } }), 400, 'resolution_too_high');
 });
 
 // ---- the pixels --------------------------------------------------------------------------------
@@ -327,6 +331,125 @@ test('type: a person model for person when one is loaded, else the default; X-Ty
   const none = await removebg({ json: { image_file_b64: input.toString('base64'), size: 'full', type: 'product', type_level: 'none' } });
   assertOk(none, 'image/png');
   assert.is(none.headers.get('x-type'), null);
+});
+
+// ---- the staged fields: size, roi, scale/position, shadows, semitransparency, background images ---
+
+const b64 = (image: Buffer) => image.toString('base64');
+const foregroundOf = (reply: Sent) => ['left', 'top', 'width', 'height'].map((side) => Number(reply.headers.get(`x-foreground-${side}`))) as [number, number, number, number];
+
+test('size: preview (the default, 0.25 MP) and its aliases, medium and hd caps, full and auto the image itself', async () => {
+  const sizes: Array<[string | undefined, [number, number]]> = [
+    [undefined, [577, 433]],
+    ['preview', [577, 433]],
+    ['small', [577, 433]],
+    ['regular', [577, 433]],
+    ['medium', [800, 600]],
+    ['hd', [800, 600]],
+    ['full', [800, 600]],
+    ['4k', [800, 600]],
+    ['auto', [800, 600]],
+    ['50MP', [800, 600]],
+  ];
+  for (const [size, [width, height]] of sizes) {
+    const reply = await removebg({ json: { image_file_b64: b64(photo), ...(size ? { size } : {}) } });
+    if (size && !['preview', 'full', 'auto'].includes(size)) {
+      // The document's text takes these (for backwards-compatibility, aliases); its enum does not list them.
+      invalidOnPurpose.add(reply.exchange);
+      assert.equal(reply.exchange.requestErrors, ['body.size: must be equal to one of the allowed values']);
+    }
+    assertOk(reply, 'image/png');
+    assert.equal([Number(reply.headers.get('x-width')), Number(reply.headers.get('x-height'))], [width, height], `size=${size}`);
+    const image = await decode(reply.body);
+    assert.equal([image.width, image.height], [width, height]);
+  }
+});
+
+test("X-Foreground-* and foreground_*: the subject's box in the output's pixels, after the size cap and the crop", async () => {
+  const preview = await removebg({ json: { image_file_b64: b64(photo) } });
+  assertOk(preview, 'image/png');
+  const box = alphaBox(await decode(preview.body));
+  assert.equal(foregroundOf(preview), [box.left, box.top, box.width, box.height]);
+  assert.ok(Math.abs(box.width - 231) <= 3 && Math.abs(box.left - 173) <= 3, `the disc scaled to the preview: ${JSON.stringify(box)}`);
+  const json = await removebg({ json: { image_file_b64: b64(photo) } }, { accept: 'application/json' });
+  assertOk(json, 'application/json; charset=utf-8');
+  const data = json.json().data;
+  assert.equal([data.foreground_left, data.foreground_top, data.foreground_width, data.foreground_height], [box.left, box.top, box.width, box.height]);
+  const cropped = await removebg({ json: { image_file_b64: b64(input), size: 'full', crop: true, crop_margin: '1px 2px 3px 4px' } });
+  assertOk(cropped, 'image/png');
+  const [left, top, width, height] = foregroundOf(cropped);
+  assert.equal([left, top], [4, 1]);
+  assert.equal([width + 6, height + 4], [Number(cropped.headers.get('x-width')), Number(cropped.headers.get('x-height'))]);
+});
+
+test("roi: only the region can be foreground, in the input's pixels or percentages; outside the image or empty: the document's codes", async () => {
+  const half = await removebg({ json: { image_file_b64: b64(photo), roi: '0px 0px 400px 600px' } });
+  assertOk(half, 'image/png');
+  const [left, , width] = foregroundOf(half);
+  assert.ok(left + width <= Math.ceil(577 / 2) + 1, `the left half of the input only: ${foregroundOf(half)}`);
+  const percent = await removebg({ json: { image_file_b64: b64(photo), roi: '50% 0% 100% 100%' } });
+  assertOk(percent, 'image/png');
+  assert.ok(foregroundOf(percent)[0] >= Math.floor(577 / 2) - 1, `the right half: ${foregroundOf(percent)}`);
+  await assertError(removebg({ json: { image_file_b64: b64(photo), roi: '0px 0px 900px 100px' } }), 400, 'roi_exceeds_bounds');
+  await assertError(removebg({ json: { image_file_b64: b64(photo), roi: '50% 0% 100px 100%' } }), 400, 'roi_region_empty');
+});
+
+test('scale and position: the subject takes that share of the canvas, centred unless placed; a percentage position', async () => {
+  const scaled = await removebg({ json: { image_file_b64: b64(input), size: 'full', scale: '50%' } });
+  assertOk(scaled, 'image/png');
+  const [left, top, width, height] = foregroundOf(scaled);
+  assert.ok(Math.abs(Math.max(width / 200, height / 150) - 0.5) <= 0.02, `50% of the canvas: ${foregroundOf(scaled)}`);
+  assert.ok(Math.abs(left + width / 2 - 100) <= 1 && Math.abs(top + height / 2 - 75) <= 1, `centred: ${foregroundOf(scaled)}`);
+  const corner = await removebg({ json: { image_file_b64: b64(input), size: 'full', position: '0% 100%' } });
+  assertOk(corner, 'image/png');
+  const [cl, ct, cw, ch] = foregroundOf(corner);
+  assert.equal([cl, ct + ch], [0, 150], `left and bottom: ${foregroundOf(corner)}`);
+  assert.ok(Math.abs(cw - 80) <= 3, 'the subject keeps its size');
+});
+
+test('add_shadow / shadow_type / shadow_opacity: a shadow under the subject; semitransparency=false: a hard matte', async () => {
+  const plain = await decode(cutout);
+  const count = (image: Decoded) => {
+    let n = 0;
+    for (let i = 3; i < image.data.length; i += 4) if (image.data[i]! > 0) n++;
+    return n;
+  };
+  const shadows: Array<Record<string, string>> = [{ add_shadow: 'true' }, { shadow_type: 'drop', shadow_opacity: '80' }, { shadow_type: 'car' }, { shadow_type: '3D' }];
+  for (const fields of shadows) {
+    const reply = await removebg({ urlencoded: { image_file_b64: b64(input), size: 'full', ...fields } });
+    assertOk(reply, 'image/png');
+    const shadowed = await decode(reply.body);
+    assert.ok(count(shadowed) > count(plain) + 100, `${JSON.stringify(fields)}: ${count(shadowed)} pixels with alpha, ${count(plain)} without a shadow`);
+    assert.ok(distance(pixel(shadowed, 100, 75), [...RED, 255]) <= 2, 'the subject over its shadow');
+  }
+  const none = await removebg({ urlencoded: { image_file_b64: b64(input), size: 'full', add_shadow: 'true', shadow_type: 'none' } });
+  assertOk(none, 'image/png');
+  assert.is(count(await decode(none.body)), count(plain), 'shadow_type=none: no shadow');
+  const hard = await removebg({ urlencoded: { image_file_b64: b64(photo), semitransparency: 'false' } });
+  assertOk(hard, 'image/png');
+  const h = await decode(hard.body);
+  for (let y = 1; y < h.height - 1; y++) {
+    for (let x = 1; x < h.width - 1; x++) {
+      const a = pixel(h, x, y)[3];
+      if (a === 0 || a === 255) continue;
+      const around = [pixel(h, x - 1, y), pixel(h, x + 1, y), pixel(h, x, y - 1), pixel(h, x, y + 1)].map((p) => p[3]);
+      if (!around.some((v) => v === 0 || v === 255)) assert.unreachable(`a partial alpha ${a} away from the edge at ${x},${y}`);
+    }
+  }
+});
+
+test('bg_image_url and bg_image_file: the cut-out over the image, covered and centred (format=auto: JPEG); a failed download', async () => {
+  const url = await removebg({ json: { image_file_b64: b64(input), size: 'full', bg_image_url: `${originBase}/blue.png` } });
+  assertOk(url, 'image/jpeg');
+  const image = await decode(url.body);
+  assert.equal([image.width, image.height], [200, 150]);
+  assert.ok(distance(pixel(image, 2, 2), [20, 40, 230, 255]) <= 6, `the background: ${pixel(image, 2, 2)}`);
+  assert.ok(distance(pixel(image, 100, 75), [...RED, 255]) <= 6, `the subject: ${pixel(image, 100, 75)}`);
+  const file = await removebg({ multipart: { image_file: input, size: 'full', bg_image_file: blue } });
+  assertOk(file, 'image/jpeg');
+  assert.ok(distance(pixel(await decode(file.body), 197, 147), [20, 40, 230, 255]) <= 6);
+  await assertError(removebg({ json: { image_file_b64: b64(input), bg_image_url: `${originBase}/missing.png` } }), 400, 'failed_bg_download');
+  await assertError(removebg({ multipart: { image_file: input, bg_image_file: blue, bg_color: 'fff' } }), 400, 'multiple_bg_sources');
 });
 
 // ---- /account, /improve, the key ---------------------------------------------------------------
