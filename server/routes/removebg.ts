@@ -265,6 +265,11 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
     const plan = removeBgSteps(settings, model);
     const input = source.field === 'image_url' ? await download(source.url, services, 'failed_image_download', 'image_url') : source.bytes;
     const background = plan.backgroundImage && ('url' in plan.backgroundImage ? await download(plan.backgroundImage.url, services, 'failed_bg_download', 'bg_image_url') : plan.backgroundImage.file);
+    // The image and its background image together within the upload limit, as on matte's own routes.
+    const { maxInputBytes } = services.config;
+    if (background && input.length + background.length > maxInputBytes) {
+      throw new HttpError(400, 'file_too_large', `the image and the background image together exceed the limit of ${maxInputBytes} bytes`, { path: 'file' in plan.backgroundImage! ? 'bg_image_file' : 'bg_image_url' });
+    }
     ctx.state.model = model; // the metrics label of the job (server/metrics.ts)
     await services.model.ensure();
     const answer = await runRemoveBg(ctx, services, input, plan, background);
