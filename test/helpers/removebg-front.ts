@@ -66,10 +66,12 @@ export async function startRemoveBgFront(target: string): Promise<RemoveBgFront>
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const path = new URL(req.url ?? '/', 'http://front').pathname;
-    const headers = { ...req.headers, 'x-request-id': req.headers['x-request-id'] ?? randomUUID(), host: new URL(target).host };
+    const { connection: _connection, 'keep-alive': _keepAlive, ...sent } = req.headers;
+    const headers = { ...sent, 'x-request-id': req.headers['x-request-id'] ?? randomUUID(), host: new URL(target).host };
     const request: RequestSeen = { method: req.method ?? 'GET', path, headers, body: await bodyOf(req.headers['content-type'], body) };
     const response = await new Promise<ResponseSeen>((resolve, reject) => {
-      const forward = http.request(target + (req.url ?? '/'), { method: req.method, headers }, async (answer) => {
+      // A connection an exchange (no keep-alive): matte's open connections are the clients' own.
+      const forward = http.request(target + (req.url ?? '/'), { method: req.method, headers, agent: false }, async (answer) => {
         const parts: Buffer[] = [];
         for await (const part of answer) parts.push(part as Buffer);
         resolve({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(parts) });

@@ -25,6 +25,9 @@ let front: RemoveBgFront;
 let origin: http.Server;
 let originBase = '';
 let originHits = 0;
+/** /slow.png answers when this is called (set when it is asked for). */
+let releaseSlow: () => void = () => {};
+let slowAsked: () => void = () => {};
 /** Requests sent wrong on purpose: the document may (or, where its schema is loose, may not) see it. */
 const invalidOnPurpose = new Set<Sent['exchange']>();
 
@@ -33,6 +36,11 @@ test.before(async () => {
     originHits++;
     if (req.url === '/subject.png') res.writeHead(200, { 'Content-Type': 'image/png' }).end(input);
     else if (req.url === '/blue.png') res.writeHead(200, { 'Content-Type': 'image/png' }).end(blue);
+    else if (req.url === '/slow.png') {
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': input.length });
+      releaseSlow = () => res.end(input);
+      slowAsked();
+    }
     else res.writeHead(404).end('no');
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
@@ -504,6 +512,27 @@ test("matte's own OpenAPI document lists the three routes", async () => {
   assert.ok(doc.paths['/v1.0/removebg']?.post);
   assert.ok(doc.paths['/v1.0/account']?.get);
   assert.ok(doc.paths['/v1.0/improve']?.post);
+});
+
+test('a client that goes away while its image_url is fetched gets no job (outside the document: no answer to check)', async () => {
+  const jobs = async () => Number(/matte_job_duration_seconds_count\{endpoint="\/v1\.0\/removebg"\} (\d+)/.exec(await scrapeMetrics(server))?.[1] ?? 0);
+  const before = await jobs();
+  const asked = new Promise<void>((r) => (slowAsked = r));
+  const controller = new AbortController();
+  const sent = fetch(`${server.url}${BASE_PATH}/removebg`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': TEST_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ image_url: `${originBase}/slow.png`, size: 'full' }),
+    signal: controller.signal,
+  }).catch((e: Error) => e);
+  await asked;
+  controller.abort();
+  assert.instance(await sent, Error);
+  const limiter = server.running.services.limiter;
+  await waitFor('the server to see the client go', async () => new Promise<boolean>((resolve) => server.running.server.getConnections((_e, n) => resolve(n === 0))));
+  releaseSlow();
+  await waitFor('the request to end', () => limiter.stats.admitted === 0);
+  assert.is(await jobs(), before, 'no job ran');
 });
 
 // ---- load shedding and the off switch (servers of their own) -----------------------------------
