@@ -95,7 +95,7 @@ export interface RemoveBackgroundOptions extends JobControl, InputOptions {
   limits?: Partial<Limits>;
   /** Where the matte is kept and found again: a second call for the same image skips the model (see MatteCache). */
   matteCache?: MatteCache;
-  // The staging (docs/api.md, "Extensions: staged cut-outs"), applied in this order after the cut-out and trim.
+  // The staging (docs/api.md, "Extensions: staged cut-outs"), applied after the cut-out and trim: shadow, place, background.
   /** A cap on the result's size: preview (0.25 MP), medium (1.5), hd (4), full, auto, or { megapixels }; the input is decoded no larger than needed. */
   size?: SizeValue;
   /** [x1, y1, x2, y2] in the input's pixels or as percentages ('25%'): only what lies inside can be foreground. */
@@ -252,8 +252,8 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
 type StagingOptions = Pick<RemoveBackgroundOptions, 'refine' | 'tta' | 'model' | 'roi' | 'semitransparency' | 'size' | 'place' | 'shadow' | 'background' | 'trim' | 'channels'> & { backgroundImage: boolean };
 
 /**
- * The steps of a background removal with its staging: [size] removeBackground [trim] [place]
- * [shadow] [background | backgroundImage] [the mask] [size again, when a step after the cut-out
+ * The steps of a background removal with its staging: [size] removeBackground [trim] [shadow]
+ * [place] [background | backgroundImage] [the mask] [size again, when a step after the cut-out
  * may have grown the canvas]. An error at one of them names the option it came from.
  */
 export function removeBackgroundSteps(opts: StagingOptions, margin?: ReturnType<typeof parseTrimMargin>): { list: Step[]; renamed(err: unknown): unknown } {
@@ -274,8 +274,10 @@ export function removeBackgroundSteps(opts: StagingOptions, margin?: ReturnType<
   // The region is in the input's pixels, whatever size the cap decoded it at.
   add({ ...removeBackgroundStep({ refine, tta, model, roi, semitransparency }), ...(roi ? { roiOfInput: true } : {}) }, 'removeBackground');
   for (const step of removeBackgroundTail(Boolean(opts.trim), typeof margin === 'object' ? margin : undefined, 'rgba')) add(step, 'trimMargin');
-  if (opts.place) add(placeStep(opts.place), 'place');
+  // The shadow before place: place then scales and pads the subject with its shadow, so the aspect
+  // ratio it pads to holds (a shadow after it would grow the canvas again).
   if (opts.shadow) add(shadowStep(opts.shadow), 'shadow');
+  if (opts.place) add(placeStep(opts.place), 'place');
   if (opts.background !== undefined) add({ op: 'background', rgba: parseColor(opts.background)! }, 'background');
   if (opts.backgroundImage) add({ op: 'backgroundImage' }, 'backgroundImage');
   if (channels === 'alpha') add({ op: 'extractAlpha' }, 'channels');

@@ -160,18 +160,12 @@ export type PlaceValue = z.input<typeof placeSchema>;
 // ---- removeBackground's region of interest -------------------------------------------------------
 
 const PERCENT = /^(\d{1,3}(?:\.\d{1,2})?)%$/;
+const ROI_EDGE = `must be whole pixels 0..${MAX_ROI_PIXELS} or a percentage 0..100 such as "25%"`;
 const roiEdge = () =>
-  z.union(
-    [
-      z.number().int().min(0).max(MAX_ROI_PIXELS),
-      z
-        .string()
-        .max(8)
-        .regex(PERCENT)
-        .refine((v) => Number(v.slice(0, -1)) <= 100),
-    ],
-    { error: `must be whole pixels 0..${MAX_ROI_PIXELS} or a percentage 0..100 such as "25%"` },
-  );
+  z.union([z.number(), z.string()], { error: ROI_EDGE }).superRefine((v, ctx) => {
+    const fine = typeof v === 'number' ? Number.isInteger(v) && v >= 0 && v <= MAX_ROI_PIXELS : v.length <= 8 && PERCENT.test(v) && Number(v.slice(0, -1)) <= 100;
+    if (!fine) ctx.addIssue({ code: 'custom', message: ROI_EDGE });
+  });
 
 /** [x1, y1, x2, y2]: the region's left, top, right and bottom edges, in pixels or in % of the width (x) and height (y). */
 export const roiSchema = z

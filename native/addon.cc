@@ -212,7 +212,9 @@ class RunWorker : public Worker {
     if (!given.IsBuffer()) throw Error("internal", "plan: backgroundImage must be a Buffer");
     Napi::Buffer<uint8_t> data = given.As<Napi::Buffer<uint8_t>>();
     background_ = Napi::Persistent(data);
-    plan_.background = data.Data();
+    // An empty Buffer may have no data pointer: it is still given (and refused as empty by the loader).
+    static const uint8_t kNothing = 0;
+    plan_.background = data.Length() ? data.Data() : &kNothing;
     plan_.background_size = data.Length();
   }
 

@@ -172,6 +172,8 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
                       uint64_t(header.bands()) * uint64_t(vips_format_sizeof(header.format()))},
                      options.limits);
 
+  if (options.header_only) return Frames{};
+
   int orientation = exif_orientation(header);
   double shrink = 1;
   const Operation *first = options.first_step ? &operation(options.first_step->op) : nullptr;

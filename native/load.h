@@ -19,12 +19,13 @@ struct LoadOptions {
   bool strict = false;  // fail on the decoder's warnings too (corrupt data it would otherwise skip)
   bool strip = false;   // keep an animation as one strip of frames (frames.h), not split
   const char *role = "input";  // what the messages call the image ("background image")
+  bool header_only = false;    // only the checks from the header and the file's structure: no frames
 };
 
 /** The bytes every decode of this process produced so far (width x height x bands x sample size): probes and tests. */
 uint64_t decoded_bytes();
 
-/** `data` must stay alive until the pipeline's output has been encoded. */
+/** `data` must stay alive until the pipeline's output has been encoded. With `header_only`, the frames are empty. */
 Frames load(const uint8_t *data, size_t size, const LoadOptions &options);
 
 }  // namespace matte

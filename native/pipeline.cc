@@ -132,9 +132,9 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
 
   try {
     budget.check();
-    Frames frames = load(data, size, options);
-    // The background image's header too, before any pixel of either is decoded.
+    // The background image's header first: a bad one is refused before the input's decoder opens.
     check_background_image(plan);
+    Frames frames = load(data, size, options);
     check_cost(frames, plan);
     budget.watch(frames);
     // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).

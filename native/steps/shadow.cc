@@ -72,10 +72,15 @@ VImage blurred(const VImage &plane, double sigma) {
   const int k = std::clamp(int(sigma / 2), 1, 64);
   if (k == 1) return plane.gaussblur(sigma, VImage::option()->set("min_ampl", 0.005)).cast(VIPS_FORMAT_UCHAR);
   VImage small = plane.shrink(k, k).gaussblur(sigma / k, VImage::option()->set("min_ampl", 0.005));
-  VImage out = small.resize(k, VImage::option()->set("kernel", VIPS_KERNEL_LINEAR));
-  if (out.width() != plane.width() || out.height() != plane.height())
-    out = out.embed(0, 0, plane.width(), plane.height(), VImage::option()->set("extend", VIPS_EXTEND_COPY))
-              .crop(0, 0, plane.width(), plane.height());
+  // Back to full size, bilinear, each small pixel at the centre of the k x k block it averaged.
+  const double centre = (k - 1) / 2.0;
+  VImage out = small.affine({double(k), 0, 0, double(k)},
+                            VImage::option()
+                                ->set("interpolate", vips::VInterpolate::new_from_name("bilinear"))
+                                ->set("odx", centre)
+                                ->set("ody", centre)
+                                ->set("oarea", std::vector<int>{0, 0, plane.width(), plane.height()})
+                                ->set("extend", VIPS_EXTEND_COPY));
   return out.cast(VIPS_FORMAT_UCHAR);
 }
 

@@ -11,8 +11,10 @@ export { EXPECTS_CONTINUE } from './body.js';
 
 /** Largest text field (operations JSON, a URL, ...). */
 export const MAX_FIELD_BYTES = 64 * 1024;
-/** Text fields and parts a form may hold (the endpoints use at most 6). */
-export const MAX_FIELDS = 16;
+/** Text fields and parts a form may hold (the endpoints use at most 15). */
+export const MAX_FIELDS = 20;
+/** The file parts an endpoint may take unless it names its own (each only where the endpoint lists it). */
+const FILE_FIELDS = ['input', 'background_image'];
 /** What a form may add to the upload limit: the text fields and the part headers. */
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
 
@@ -21,14 +23,16 @@ export interface Form {
   fields: Record<string, string>;
   /** The uploaded `input` file, if any. */
   file?: Buffer;
-  /** Every uploaded file by its field name (`input`, or the names in FormOptions.files). */
+  /** Every uploaded file by its field name (the endpoint's file fields). */
   files?: Record<string, Buffer>;
+  /** The uploaded `background_image` file, if any (the endpoints that take one). */
+  backgroundImage?: Buffer;
 }
 
 export interface FormOptions {
   /** Field names the endpoint accepts (text or, for the file fields, file). */
   allowed: readonly string[];
-  /** The fields that may be files, each at most once (default: `input` alone). */
+  /** The fields that may be files, each at most once (default: `input` and `background_image`, where the endpoint takes them). */
   files?: readonly string[];
   /** The largest file. */
   maxInputBytes: number;
@@ -38,7 +42,10 @@ export interface FormOptions {
   timeoutMs: number;
 }
 
-const INPUT_ONLY = ['input'] as const;
+/** The fields of an endpoint that may be files: its own list, else those of FILE_FIELDS it takes. */
+function fileFieldsOf(options: FormOptions): readonly string[] {
+  return options.files ?? FILE_FIELDS.filter((name) => options.allowed.includes(name));
+}
 
 const formError = (message: string, options: { path?: string } = {}) =>
   new HttpError(400, 'invalid_multipart', message, { ...options, closeConnection: true });
@@ -51,7 +58,7 @@ function multerToHttp(err: unknown, maxInputBytes: number, maxFieldBytes: number
       case 'LIMIT_FILE_SIZE':
         return tooLarge(maxInputBytes);
       case 'LIMIT_FILE_COUNT':
-        return new HttpError(400, 'invalid_field', `only ${fileFields.join(' and ')} may be uploaded, each once`, { path: fileFields.length === 1 ? fileFields[0] : e.field, closeConnection: true });
+        return new HttpError(400, 'invalid_field', `at most one file each of ${fileFields.join(', ')} may be uploaded`, { path: e.field ?? fileFields[0], closeConnection: true });
       case 'LIMIT_FIELD_COUNT':
       case 'LIMIT_PART_COUNT':
         return new HttpError(400, 'invalid_field', `the form has more than ${MAX_FIELDS} fields`, { closeConnection: true });
@@ -75,7 +82,7 @@ function uploadMiddleware(options: FormOptions): Middleware {
   let bySize = uploads.get(options.allowed);
   if (!bySize) uploads.set(options.allowed, (bySize = new Map()));
   let upload = bySize.get(options.maxInputBytes);
-  const fileFields = options.files ?? INPUT_ONLY;
+  const fileFields = fileFieldsOf(options);
   if (!upload) {
     upload = multer({
       // A one-chunk upload is not copied (upload-storage.ts). @types/koa__multer types an engine's
@@ -103,15 +110,16 @@ function uploadMiddleware(options: FormOptions): Middleware {
 
 /**
  * Reads the multipart form of an image request into memory, within limits: the upload at most
- * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` (any other
- * file part is refused as soon as its header arrives), and the whole body within `timeoutMs`
+ * `maxInputBytes` (413 input_too_large), a few short text fields, one file named `input` and, where
+ * the endpoint takes it, one named `background_image` (any other file part is refused as soon as
+ * its header arrives), and the whole body within `timeoutMs`
  * (408 request_timeout). Unknown and repeated fields are refused (400).
  */
 export async function readForm(ctx: Context, options: FormOptions): Promise<Form> {
   if (!ctx.is('multipart/form-data')) {
     throw formError('the body must be multipart/form-data (a form with an input field)');
   }
-  const fileFields = options.files ?? INPUT_ONLY;
+  const fileFields = fileFieldsOf(options);
   const maxFieldBytes = options.maxFieldBytes ?? MAX_FIELD_BYTES;
   // The files together within the upload limit, and text fields beyond the usual overhead when they may be long.
   const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES + Math.max(0, maxFieldBytes - MAX_FIELD_BYTES);
@@ -133,13 +141,15 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
   }
   const files: Record<string, Buffer> = {};
   for (const file of parsed.files) {
-    if (files[file.fieldname]) throw new HttpError(400, 'invalid_field', `${file.fieldname} is given more than once`, { path: file.fieldname });
-    if (fields[file.fieldname] !== undefined) {
-      throw new HttpError(400, 'invalid_field', `${file.fieldname} is given both as a file and as ${file.fieldname === 'input' ? 'a URL' : 'text'}; send one`, { path: file.fieldname });
-    }
-    files[file.fieldname] = file.buffer;
+    const name = file.fieldname;
+    if (files[name]) throw new HttpError(400, 'invalid_field', `${name} is given more than once`, { path: name });
+    if (fields[name] !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given both as a file and as ${name === 'input' || name === 'background_image' ? 'a URL' : 'text'}; send one`, { path: name });
+    files[name] = file.buffer;
   }
-  return files.input ? { fields, file: files.input, files } : { fields, files };
+  const form: Form = { fields, files };
+  if (files.input) form.file = files.input;
+  if (files.background_image) form.backgroundImage = files.background_image;
+  return form;
 }
 
 function unknownField(name: string, allowed: readonly string[]): HttpError {

@@ -1,7 +1,7 @@
 // What both image endpoints share: the optional form fields, the input (upload or URL), running
 // the job (runJob, from server/jobs.ts), and answering in `raw` or `url` mode.
 import type { Context } from 'koa';
-import { OUTPUT_MODES, parseEnumField, type OutputMode, type Result, type Step } from '../../lib/index.js';
+import { MatteError, OUTPUT_MODES, parseEnumField, type OutputMode, type Result, type Step } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
 import { storeError } from '../store/errors.js';
 import { fetchInputUrl, parseInputUrl } from '../input/fetch.js';
@@ -32,19 +32,55 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   if (text === undefined || text.trim() === '') {
     throw new HttpError(400, 'input_missing', 'input is required: upload an image file or give an image URL', { path: 'input' });
   }
-  return fetchUrl(parseInputUrl(text), services);
+  // A background image uploaded with it shares the input's byte limit (docs/api.md, "Extensions: staged cut-outs").
+  return fetchUrl(parseInputUrl(text), services, services.config.maxInputBytes - (form.backgroundImage?.length ?? 0));
 }
 
-/** Fetches an image URL through the guarded fetcher (server/input/fetch.ts), counted by outcome. */
-export async function fetchUrl(url: URL, services: Services): Promise<Buffer> {
+/** Fetches an image URL through the guarded fetcher (server/input/fetch.ts), at most `maxBytes`, counted by outcome. */
+export async function fetchUrl(url: URL, services: Services, maxBytes = services.fetch.maxBytes): Promise<Buffer> {
   try {
-    const bytes = await fetchInputUrl(url, services.fetch);
+    const bytes = await fetchInputUrl(url, { ...services.fetch, maxBytes: Math.min(services.fetch.maxBytes, maxBytes) });
     services.metrics.urlFetched('ok');
     return bytes;
   } catch (err) {
     services.metrics.urlFetched((err as { code?: string }).code ?? 'error');
     throw err;
   }
+}
+
+/** The form field's name in an error about the input's fetch or upload that was about the background image. */
+function aboutField(err: unknown, field: string): unknown {
+  if (!(err instanceof HttpError) || err.path !== 'input') return err;
+  const message = err.message.replace(/\binput\b/, field);
+  return new HttpError(err.status, err.code, message, { path: field, headers: err.headers, closeConnection: err.closeConnection, cause: err.cause ?? err, detail: err.detail });
+}
+
+/**
+ * The `background_image` of a form (a file part, or a text field with an http(s) URL fetched as
+ * `input` is: the same guard, slots and deadline), or undefined. With the input, at most
+ * MATTE_MAX_INPUT_BYTES together (413 input_too_large at background_image).
+ */
+export async function backgroundImageBytes(form: Form, services: Services, input: Buffer): Promise<Buffer | undefined> {
+  const room = services.config.maxInputBytes - input.length;
+  const tooLarge = () => new HttpError(413, 'input_too_large', `the input and the background_image together are larger than the limit of ${services.config.maxInputBytes} bytes`, { path: 'background_image' });
+  if (form.backgroundImage) {
+    if (form.backgroundImage.length > room) throw tooLarge();
+    return form.backgroundImage;
+  }
+  const text = form.fields.background_image;
+  if (text === undefined) return undefined;
+  if (room <= 0) throw tooLarge();
+  try {
+    return await fetchUrl(parseInputUrl(text), services, room);
+  } catch (err) {
+    throw aboutField(err, 'background_image');
+  }
+}
+
+/** A job's error about the background image names the form field (the library names its option). */
+export function backgroundImageField(err: unknown): unknown {
+  if (err instanceof MatteError && err.path === 'backgroundImage') return new MatteError(err.code, err.message, 'background_image');
+  return err;
 }
 
 /**

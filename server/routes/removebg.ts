@@ -178,10 +178,10 @@ function formFields(bytes: Buffer): Record<string, unknown> {
 
 // ---- POST /v1.0/removebg ----------------------------------------------------------------------
 
-/** A guarded fetch whose refusals are remove.bg's `failed_image_download` / `failed_bg_download`. */
-async function download(url: URL, services: Services, code: string, field: string): Promise<Buffer> {
+/** A guarded fetch (at most `maxBytes`) whose refusals are remove.bg's `failed_image_download` / `failed_bg_download`. */
+async function download(url: URL, services: Services, code: string, field: string, maxBytes: number): Promise<Buffer> {
   try {
-    return await fetchUrl(url, services);
+    return await fetchUrl(url, services, maxBytes);
   } catch (err) {
     if (err instanceof HttpError && (err.code === 'input_url_forbidden' || err.code === 'input_url_fetch_failed')) {
       throw new HttpError(400, code, `${field}: ${err.message}`, { path: field, cause: err, detail: err.detail });
@@ -263,10 +263,11 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
     await services.model.check(undefined); // the loaded models' names, for modelFor
     const model = modelFor(settings.type, services.model.names);
     const plan = removeBgSteps(settings, model);
-    const input = source.field === 'image_url' ? await download(source.url, services, 'failed_image_download', 'image_url') : source.bytes;
-    const background = plan.backgroundImage && ('url' in plan.backgroundImage ? await download(plan.backgroundImage.url, services, 'failed_bg_download', 'bg_image_url') : plan.backgroundImage.file);
     // The image and its background image together within the upload limit, as on matte's own routes.
     const { maxInputBytes } = services.config;
+    const given = plan.backgroundImage && 'file' in plan.backgroundImage ? plan.backgroundImage.file.length : 0;
+    const input = source.field === 'image_url' ? await download(source.url, services, 'failed_image_download', 'image_url', maxInputBytes - given) : source.bytes;
+    const background = plan.backgroundImage && ('url' in plan.backgroundImage ? await download(plan.backgroundImage.url, services, 'failed_bg_download', 'bg_image_url', maxInputBytes - input.length) : plan.backgroundImage.file);
     if (background && input.length + background.length > maxInputBytes) {
       throw new HttpError(400, 'file_too_large', `the image and the background image together exceed the limit of ${maxInputBytes} bytes`, { path: 'file' in plan.backgroundImage! ? 'bg_image_file' : 'bg_image_url' });
     }
