@@ -179,7 +179,7 @@ function flag(fields: Record<string, string>, field: string, fallback: boolean):
   throw badField(`invalid_${field}`, field, `Invalid ${field} parameter given: must be true or false`);
 }
 
-/** `30px`, `30` or `10%`, bounded (at most 8 characters are ever matched). */
+/** `30px`, `30` or `10%`, bounded (at most 12 characters are ever matched). */
 function length(text: string, maxPixels: number, maxPercent: number): Length | undefined {
   if (text.length > 12) return undefined;
   const match = /^(\d{1,5}(?:\.\d{1,4})?)(px|%)?$/.exec(text);
@@ -368,7 +368,7 @@ const hex = (rgba: Rgba) => `#${rgba.map((v) => v.toString(16).padStart(2, '0'))
 /**
  * The step list, in the staging's order: the size cap first (the decoder shrinks on load), the
  * cut-out (model for `type`, roi, semitransparency), the crop to the subject with its margins,
- * scale and position, the shadow, the background (colour or image), and for channels=alpha the
+ * the shadow, scale and position, the background (colour or image), and for channels=alpha the
  * matte alone: the subject's, which the compositing fields (shadow, background) do not apply to.
  * format=zip encodes the cut-out as PNG and zips its colour and alpha (removebg.ts).
  */

@@ -22,7 +22,7 @@ function fields(files: readonly string[]): Json {
 }
 
 const statuses = {
-  '400': errors('every client error, with remove.bg\'s codes where it has one (missing_source, multiple_sources, invalid_size, invalid_roi, roi_region_empty, invalid_bg_color, invalid_crop_margin, failed_image_download, file_too_large, resolution_too_high, failed_to_read_image, ...) and matte\'s otherwise (unknown_parameter, unsupported_parameter, job_timeout, ...)'),
+  '400': errors('every client error, with remove.bg\'s codes where it has one (missing_source, multiple_sources, invalid_size, invalid_roi, roi_region_empty, invalid_bg_color, invalid_crop_margin, failed_image_download, file_too_large, resolution_too_high, failed_to_read_image, ...) and matte\'s otherwise (unknown_parameter, invalid_parameter, job_timeout, ...)'),
   '403': errors('a missing or wrong X-Api-Key'),
   '429': errors('too many wrong keys from this address, or the server is full (overloaded); with Retry-After'),
   '500': errors('internal'),

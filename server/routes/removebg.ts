@@ -56,7 +56,6 @@ const TITLES: Record<string, string> = {
   resolution_too_high: 'Image resolution too high',
   roi_exceeds_bounds: 'ROI exceeds image bounds',
   roi_region_empty: 'ROI region is empty',
-  unsupported_parameter: 'Parameter not supported by this server',
 };
 
 /** matte's own codes that have a remove.bg counterpart. */
