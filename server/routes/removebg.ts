@@ -56,6 +56,7 @@ const TITLES: Record<string, string> = {
   resolution_too_high: 'Image resolution too high',
   roi_exceeds_bounds: 'ROI exceeds image bounds',
   roi_region_empty: 'ROI region is empty',
+  unknown_foreground: 'Could not identify foreground in image.',
 };
 
 /** matte's own codes that have a remove.bg counterpart. */
@@ -273,6 +274,8 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
     ctx.state.model = model; // the metrics label of the job (server/metrics.ts)
     await services.model.ensure();
     const answer = await runRemoveBg(ctx, services, input, plan, background);
+    // An empty matte: remove.bg's answer is an error (and no credit), not a blank image.
+    if (!answer.result.foreground) throw new HttpError(400, 'unknown_foreground', 'Could not identify foreground in image: the matte is empty (nothing was kept)');
     sendAnswer(ctx, answer, knownType(settings));
   });
 

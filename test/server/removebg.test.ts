@@ -203,8 +203,10 @@ test("field values the document's loose strings allow but remove.bg's text refus
   await assertError(removebg({ json: { image_file_b64: b64, semitransparency: 'sometimes' } }), 400, 'invalid_semitransparency', { documentSees: true });
 });
 
-test('the input: unreadable bytes, a failed download, too many bytes, too many pixels', async () => {
+test('the input: unreadable bytes, a failed download, too many bytes, too many pixels, no foreground', async () => {
   await assertError(removebg({ multipart: { image_file: Buffer.from('this is not an image at all') } }), 400, 'failed_to_read_image');
+  await assertError(removebg({ multipart: { image_file: input.subarray(0, 60) } }), 400, 'failed_to_read_image');
+  await assertError(removebg({ multipart: { image_file: disc(120, 90, 1, [40, 90, 200], [40, 90, 200], { alpha: false }) } }), 400, 'unknown_foreground');
   const hits = originHits;
   await assertError(removebg({ json: { image_url: `${originBase}/missing.png` } }), 400, 'failed_image_download');
   assert.is(originHits, hits + 1);
