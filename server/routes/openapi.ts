@@ -7,7 +7,6 @@ import { z } from 'zod';
 import {
   DEFAULT_QUALITY,
   FIT_MODES,
-  MATTE_FORMATS,
   CHANNELS,
   MAX_TRIM_MARGIN_PERCENT,
   MAX_TRIM_MARGIN_PIXELS,
@@ -23,6 +22,20 @@ import {
   operationsSchema,
   operationValueSchemas,
   MATTE_VERSION,
+  FORMAT_CHOICES,
+  REMOVE_BACKGROUND_FORMATS,
+  SIZE_NAMES,
+  SIZE_MEGAPIXELS,
+  MIN_MEGAPIXELS,
+  MAX_MEGAPIXELS,
+  MAX_SHADOW_BLUR,
+  MAX_SHADOW_OFFSET,
+  MIN_PLACE_SCALE,
+  MAX_PLACE_SCALE,
+  MAX_PLACE_MARGIN_PIXELS,
+  MAX_PLACE_MARGIN_PERCENT,
+  MAX_ROI_PIXELS,
+  DEFAULT_SHADOW_OPACITY,
 } from '../../lib/index.js';
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
@@ -43,6 +56,11 @@ function operationsJsonSchema(): Json {
       if (s === operationValueSchemas.contrast) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier around mid-grey; 1 is unchanged' });
       if (s === operationValueSchemas.saturation) Object.assign(json, { minimum: 0, maximum: MAX_TONE_FACTOR, description: 'multiplier; 1 is unchanged, 0 grey' });
       if (s === operationValueSchemas.background) Object.assign(json, { description: 'CSS colour: #RGB, #RGBA, #RRGGBB, #RRGGBBAA, rgb(), rgba(), hsl(), hsla(), hwb() or a name' });
+      // The staged cut-outs: extensions beside the specification's ten (docs/api.md, "Extensions: staged cut-outs").
+      if (s === operationValueSchemas.size) Object.assign(json, { description: `extension: a cap on the image's area, aspect kept, never enlarging: ${SIZE_NAMES.map((n) => `${n} (${SIZE_MEGAPIXELS[n] ?? 'no cap'})`).join(', ')} megapixels, or {megapixels: ${MIN_MEGAPIXELS}..${MAX_MEGAPIXELS}}; as the first operation the decoder shrinks on load` });
+      if (s === operationValueSchemas.shadow) Object.assign(json, { description: `extension: a shadow cast by the alpha, under the image: true (drop) or {type: drop|contact, opacity 0..1 (default ${DEFAULT_SHADOW_OPACITY.drop} / ${DEFAULT_SHADOW_OPACITY.contact}), blur 0..${MAX_SHADOW_BLUR} px, offsetX/offsetY -${MAX_SHADOW_OFFSET}..${MAX_SHADOW_OFFSET} px (default: scaled with the subject), color (default black)}; the canvas grows where a drop shadow would be clipped` });
+      if (s === operationValueSchemas.backgroundImage) Object.assign(json, { description: 'extension: the image so far over the background_image field\'s image, covered and centred, blended in linear light; at most once' });
+      if (s === operationValueSchemas.place) Object.assign(json, { description: `extension: the subject (the box of alpha > 0) scaled and placed: scale ${MIN_PLACE_SCALE}..${MAX_PLACE_SCALE} (% of the room's limiting side), position center|original|{x, y} (% of the free space; default center with a scale, else original), aspectRatio "W:H" (pads the canvas), margin pixels 0..${MAX_PLACE_MARGIN_PIXELS} or "N%" 0..${MAX_PLACE_MARGIN_PERCENT}` });
       if (s === operationValueSchemas.resize) {
         Object.assign(json, {
           anyOf: [{ required: ['width'] }, { required: ['height'] }],
@@ -142,6 +160,10 @@ const signedPath = {
 
 const booleanField = (description: string, fallback: boolean) => ({ type: 'string', enum: ['true', 'false', '1', '0'], default: String(fallback), description: `${description} (case-insensitive)` });
 const refineField = booleanField('refine the matte at full resolution, guided by the image, and clean near-0/near-255 alpha; false: the model\'s matte alone', true);
+const backgroundImageField = {
+  description: 'the background image: a file or an http(s) URL, fetched and checked as input is (together with input at most MATTE_MAX_INPUT_BYTES); covered and centred on the canvas',
+  oneOf: [{ type: 'string', contentMediaType: 'application/octet-stream' }, { type: 'string', format: 'uri', maxLength: MAX_FIELD_BYTES }],
+};
 const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
 
 export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'> & Partial<Pick<Config, 'removebgApi'>>): Json {
@@ -158,21 +180,30 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         input: inputField,
         operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
-        format: { type: 'string', enum: [...OUTPUT_FORMATS], default: 'png' },
+        format: { type: 'string', enum: [...FORMAT_CHOICES], default: 'png', description: 'auto: png where the result has transparency, else jpeg (Content-Type says which)' },
         quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: `integer ${MIN_QUALITY}..${MAX_QUALITY}; used for jpeg and webp, validated and ignored for the others` },
         anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
         refine: { ...refineField, description: `${refineField.description}; for a removeBackground operation that does not set its own` },
         model: { ...modelField, description: `${modelField.description}; for a removeBackground operation that does not set its own` },
+        background_image: { ...backgroundImageField, description: `${backgroundImageField.description}; for a backgroundImage operation (required by one, refused without one)` },
       }),
       '/images/remove-background': imageEndpoint('Remove the background of one image', ['input'], {
         input: inputField,
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
-        format: { type: 'string', enum: [...MATTE_FORMATS], default: 'png' },
+        format: { type: 'string', enum: [...REMOVE_BACKGROUND_FORMATS], default: 'png', description: 'jpeg: flattened on white unless over a background; auto: png where the result has transparency, else jpeg' },
         trim: booleanField('crop to the bounding box of the pixels with alpha > 0 (after refinement and cleanup)', false),
         trim_margin: { type: 'string', pattern: '^[0-9]{1,3}((\\.[0-9]{1,2})?%)?$', description: `only with trim=true (else 400 invalid_field): a margin around the trimmed subject, whole pixels a side (30, at most ${MAX_TRIM_MARGIN_PIXELS}) or a percentage of the subject's box (10%, at most ${MAX_TRIM_MARGIN_PERCENT}%: of its width left and right, of its height above and below); past the image's edge the canvas grows with transparent pixels` },
         channels: { type: 'string', enum: [...CHANNELS], default: 'rgba', description: 'rgba: the cut-out; alpha: the matte alone, an 8-bit single-band greyscale PNG (webp: an opaque grey image, R = G = B = alpha, lossy at quality 80)' },
         refine: refineField,
         model: modelField,
+        // The staging (docs/api.md, "Extensions: staged cut-outs"): size, trim, shadow, place, background, in that order.
+        size: { type: 'string', description: `${SIZE_NAMES.join(', ')} or a number of megapixels ${MIN_MEGAPIXELS}..${MAX_MEGAPIXELS}: a cap on the result's area; the input is decoded no larger than needed` },
+        roi: { type: 'string', maxLength: 80, description: `x1 y1 x2 y2 (spaces or commas): the region of interest in the input's pixels (0..${MAX_ROI_PIXELS}, 120 or 120px) or percentages (25%); nothing outside is foreground` },
+        semitransparency: booleanField('false: a hard matte, 0 or 255 with its edge antialiased by one pixel', true),
+        place: { type: 'string', contentMediaType: 'application/json', description: 'the place operation\'s JSON object, e.g. {"scale":80,"aspectRatio":"1:1"}' },
+        shadow: { type: 'string', description: 'true, false, drop, contact, or the shadow operation\'s JSON object' },
+        background: { type: 'string', description: 'a CSS colour under the cut-out (not with background_image)' },
+        background_image: { ...backgroundImageField, description: `${backgroundImageField.description}; under the cut-out (not with background)` },
       }),
       '/images/results/{file}': {
         parameters: [{ name: 'file', in: 'path', required: true, description: '{id}.{ext} as in the url of a stored result', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}\\.[a-z]+$' } }],
