@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import { INPUTS, OUT, ROOT } from './common.js';
 import { INPUT_FILES, SMALL_EDIT } from './pipelines.js';
 
-const API_KEY = 'bench-key-0123456789abcdef0123456789abcdef';
+export const API_KEY = 'bench-key-0123456789abcdef0123456789abcdef';
 
 export interface LoadResult {
   name: string;
@@ -76,7 +76,7 @@ function treeCpuMs(pid: number): number {
 }
 
 /** One multipart/form-data body, built once and sent as is by every request. */
-function multipart(fields: Record<string, string>, file: { name: string; filename: string; type: string; data: Buffer }) {
+export function multipart(fields: Record<string, string>, file: { name: string; filename: string; type: string; data: Buffer }) {
   const boundary = `----matte-bench-${Date.now().toString(16)}`;
   const parts: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
@@ -95,7 +95,7 @@ function multipart(fields: Record<string, string>, file: { name: string; filenam
  * adds to them. The matte cache is off: the bench sends the same image again and again, and measures
  * the model's path, not a cache hit (bench:matte-cache measures those).
  */
-function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; url: string }> {
+export function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
       cwd: ROOT,
@@ -127,7 +127,7 @@ function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEn
   });
 }
 
-async function waitReady(url: string): Promise<void> {
+export async function waitReady(url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     try {
@@ -141,7 +141,7 @@ async function waitReady(url: string): Promise<void> {
   throw new Error('the server was not ready within 60 s');
 }
 
-async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+export async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
   const serverCpu = treeCpuMs(pid);
   const clientCpu = process.cpuUsage();
   const result = await autocannon({
@@ -325,7 +325,7 @@ async function compareFixedShare(
   }
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
+export async function stopServer(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await new Promise((r) => {
     const t = setTimeout(() => {

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,bulk]`: matte side by side with its peers on
+// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,removebg,bulk]`: matte side by side with its peers on
 // this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
 // bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
 //
@@ -16,15 +16,15 @@ import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'bulk']).map((s) => s.trim());
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'removebg', 'bulk']).map((s) => s.trim());
 const threads = availableParallelism();
 
 // Each measurement is split into `rounds` child processes per tool, run alternately (matte,
 // peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
 // both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 1000 } }
-  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 6000 } };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 1000 }, removebg: 2 }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 6000 }, removebg: 4 };
 
 /** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
 function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing; refinedTiming?: Timing }>(rounds: T[]): T {
@@ -341,6 +341,31 @@ async function benchBulk(targets: Target[]) {
   return bulk;
 }
 
+/** The remove.bg-compatible route against matte's own for the same cut-out (bench/http-removebg.ts). */
+async function benchRemoveBgRoute(targets: Target[]) {
+  log(`\n## The remove.bg-compatible route: the same cut-out through POST /v1.0/removebg and POST /images/remove-background`);
+  if (!existsSync(join(ROOT, 'dist', 'server', 'main.js'))) {
+    log('  (skipped: dist/server/main.js is not built)');
+    return { skipped: 'dist/server/main.js is not built' };
+  }
+  const model = budget.models.find((m) => existsSync(join(defaultModelsDir(), `${m}.onnx`)));
+  if (!model) throw new Error(`no model fetched in ${defaultModelsDir()} (npm run models)`);
+  const { runRemoveBgRoute } = await import('./http-removebg.js');
+  const r = await runRemoveBgRoute(budget.removebg, model, (line) => log(line));
+  log(
+    table(
+      [`route (lenna.png, ${model}, PNG, c=1, ${r.rounds} alternated rounds)`, 'requests', 'ms a request', 'server CPU ms a request'],
+      [
+        ['POST /images/remove-background', r.requestsPerArm, fmt(r.matteMs), fmt(r.matteCpuMs)],
+        ['POST /v1.0/removebg', r.requestsPerArm, fmt(r.removeBgMs), fmt(r.removeBgCpuMs)],
+      ],
+    ),
+  );
+  targets.push({ what: `POST /v1.0/removebg / POST /images/remove-background (same cut-out, ${model}, c=1), time a request`, target: '<= 1.05', measured: fmt(r.ratio, 3), met: r.ratio <= 1.05 });
+  targets.push({ what: `the same, server CPU a request`, target: '<= 1.05', measured: fmt(r.cpuRatio, 3), met: r.cpuRatio <= 1.05 });
+  return r;
+}
+
 async function main(): Promise<void> {
   ensureDirs();
   const started = new Date();
@@ -362,6 +387,7 @@ async function main(): Promise<void> {
   if (only.includes('bg')) report.backgroundRemoval = await benchBackground(targets);
   if (only.includes('staging')) report.staging = await benchStaging(targets);
   if (only.includes('http')) report.http = await benchHttp(targets);
+  if (only.includes('removebg')) report.removebgRoute = await benchRemoveBgRoute(targets);
   if (only.includes('bulk')) report.bulk = await benchBulk(targets);
 
   report.loadavgAtEnd = loadavg();

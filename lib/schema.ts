@@ -158,11 +158,20 @@ export type Step =
    */
   | { op: 'removeBackground'; refine?: boolean; tta?: boolean; model?: string; roi?: number[]; roiPercent?: number[]; roiOfInput?: boolean; semitransparency?: boolean }
   | { op: 'trim' }
-  /** Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. */
-  | { op: 'trimTransparent'; marginPixels?: number; marginPercent?: number }
+  /**
+   * Internal: the remove-background endpoint's crop to the bounding box of alpha > 0. Its margin is
+   * the same on every side, or (the remove.bg route's crop_margin) one a side, top, right, bottom,
+   * left: pixels plus a percentage of the box's width (left, right) or height (top, bottom).
+   */
+  | { op: 'trimTransparent'; marginPixels?: number; marginPercent?: number; marginSides?: Sides; marginPercentSides?: Sides }
   /** Internal: the remove-background endpoint's `channels: 'alpha'`, the matte alone. */
   | { op: 'extractAlpha' }
+  /** Internal: the remove.bg route's zip, the colour bands alone (alpha dropped, not flattened). */
+  | { op: 'extractColour' }
   | StagingStep;
+
+/** Four values, one a side: top, right, bottom, left (CSS's order). */
+export type Sides = [number, number, number, number];
 
 function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>(

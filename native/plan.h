@@ -41,6 +41,7 @@ enum class Op {
   Trim,
   TrimTransparent,  // the remove-background endpoint's crop to alpha > 0 (and its margin)
   ExtractAlpha,     // the remove-background endpoint's `channels=alpha`: the alpha band alone
+  ExtractColour,    // the remove.bg route's zip: the colour bands alone, alpha dropped (not flattened)
   // The staged cut-outs: extensions beside the specification's ten (docs/api.md).
   Size,             // a cap in megapixels
   Shadow,           // a drop or contact shadow cast by the alpha, under the subject
@@ -73,6 +74,11 @@ struct Step {
   // place: the margin inside the canvas, in pixels or in % of the canvas's sides
   double margin = 0;
   bool margin_percent = false;
+  // trimTransparent with a margin a side (the remove.bg route's crop_margin: top, right, bottom,
+  // left), each pixels plus a % of the box's width (left, right) or height (top, bottom)
+  bool margin_sides = false;
+  std::array<double, 4> margin_pixels_sides{};
+  std::array<double, 4> margin_percent_sides{};
   // removeBackground: only what lies inside the region of interest can be foreground (edges in
   // pixels, or in % of the width for x and of the height for y; roi_of_input: pixels of the input
   // as loaded, scaled to the image at this step); semitransparency false: a hard matte

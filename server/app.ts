@@ -26,6 +26,7 @@ import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
+import { removeBgRoutes } from './routes/removebg.js';
 import { resultsRoute } from './routes/results.js';
 import { signedRoute } from './routes/signed.js';
 import { ModelState, type Services } from './services.js';
@@ -109,9 +110,11 @@ export function createApp(options: AppOptions): MatteApp {
   // Paths match exactly (case and trailing slash): what the access log redacts is what is routed.
   const router = new Router({ sensitive: true, strict: true });
   const authFailures = new AuthFailures(config.authFailuresPerMinute);
-  const imageGuards: Middleware[] = [apiKeyAuth(config.apiKeys, authFailures), shedLoad(services.limiter)];
+  const keyGuard = apiKeyAuth(config.apiKeys, authFailures);
+  const imageGuards: Middleware[] = [keyGuard, shedLoad(services.limiter)];
   editRoute(router, services, imageGuards);
   removeBackgroundRoute(router, services, imageGuards);
+  if (config.removebgApi) removeBgRoutes(router, services, { key: keyGuard, admit: imageGuards[1]! }); // remove.bg's API (MATTE_REMOVEBG_API)
   signedRoute(router, services, [shedLoad(services.limiter)]); // no API key: the signature is the capability
   resultsRoute(router, services);
   healthRoutes(router, services);

@@ -64,6 +64,8 @@ export interface Config extends ScaleConfig, CdnConfig, ProxyConfig {
   /** Where fetched models are kept (undefined: lib's default, ~/.cache/matte/models). */
   modelsDir?: string;
   logLevel: string;
+  /** The remove.bg-compatible routes (MATTE_REMOVEBG_API: on by default, `off` turns them off: 404). */
+  removebgApi: boolean;
 }
 
 /** Every variable the server reads (docs/configuration.md's table has one row for each). */
@@ -97,6 +99,7 @@ export const CONFIG_VARIABLES = [
   'MATTE_MODELS_FILE',
   'MATTE_MODELS_DIR',
   'MATTE_LOG_LEVEL',
+  'MATTE_REMOVEBG_API',
   'UV_THREADPOOL_SIZE',
   ...SCALE_VARIABLES,
   ...CDN_VARIABLES,
@@ -254,6 +257,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     customModels,
     modelsDir,
     logLevel,
+    removebgApi: present(env, 'MATTE_REMOVEBG_API') === undefined || flag(env, 'MATTE_REMOVEBG_API'),
     ...loadScaleConfig(env),
     ...loadCdnConfig(env),
     ...loadProxyConfig(env),

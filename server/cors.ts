@@ -8,7 +8,24 @@ import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 
 export const CORS_ALLOWED_HEADERS = ['X-Api-Key', 'Content-Type', 'X-Request-Id', 'Range', 'If-None-Match', 'If-Range'];
-export const CORS_EXPOSED_HEADERS = ['X-Image-Width', 'X-Image-Height', 'X-Request-Id', 'Content-Length', 'Content-Range', 'ETag', 'Retry-After'];
+export const CORS_EXPOSED_HEADERS = [
+  'X-Image-Width',
+  'X-Image-Height',
+  'X-Request-Id',
+  'Content-Length',
+  'Content-Range',
+  'ETag',
+  'Retry-After',
+  // The remove.bg-compatible route's answer (a browser plugin written for remove.bg reads them).
+  'X-Width',
+  'X-Height',
+  'X-Foreground-Top',
+  'X-Foreground-Left',
+  'X-Foreground-Width',
+  'X-Foreground-Height',
+  'X-Credits-Charged',
+  'X-Type',
+];
 
 /** The CORS middleware for these origins (`*`: any), or undefined when there are none. */
 export function corsMiddleware(origins: readonly string[]): Middleware | undefined {

@@ -19,8 +19,10 @@ export class HttpError extends Error {
   readonly closeConnection: boolean;
   /** What the log may know and the client must not (e.g. why a URL could not be fetched). */
   readonly detail?: string;
+  /** A body other than matte's error body (the remove.bg route answers in remove.bg's shape). */
+  readonly body?: unknown;
 
-  constructor(status: number, code: string, message: string, options: { path?: string; headers?: Record<string, string>; closeConnection?: boolean; cause?: unknown; detail?: string } = {}) {
+  constructor(status: number, code: string, message: string, options: { path?: string; headers?: Record<string, string>; closeConnection?: boolean; cause?: unknown; detail?: string; body?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HttpError';
     this.status = status;
@@ -29,6 +31,7 @@ export class HttpError extends Error {
     this.headers = options.headers ?? {};
     this.closeConnection = options.closeConnection ?? false;
     if (options.detail !== undefined) this.detail = options.detail;
+    if (options.body !== undefined) this.body = options.body;
   }
 }
 
@@ -84,7 +87,7 @@ export function sendError(ctx: Context, err: HttpError): void {
   ctx.status = err.status;
   ctx.state.errorCode = err.code;
   for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-  ctx.body = errorBody(err); // for HEAD, Koa sends the headers (Content-Length included) only
+  ctx.body = err.body ?? errorBody(err); // for HEAD, Koa sends the headers (Content-Length included) only
   if (err.closeConnection || !ctx.req.complete) ctx.state.closeConnection = true;
 }
 

@@ -191,7 +191,7 @@ export function clientLeft(ctx: Context): boolean {
  * when the client goes away or the shutdown timeout is reached (RunningJobs). A client that left
  * while its URL was fetched or the model loaded gets no job: it never queues.
  */
-export async function runJob(ctx: Context, services: JobServices, job: (control: JobControl) => Promise<Result>): Promise<Result> {
+export async function runJob<T = Result>(ctx: Context, services: JobServices, job: (control: JobControl) => Promise<T>): Promise<T> {
   if (clientLeft(ctx)) throw new HttpError(400, 'client_closed', 'the client went away before the job started');
   const { signal, done } = services.jobs.open(ctx);
   try {

@@ -104,7 +104,8 @@ export class Metrics {
         if (!withStatus) set.byStatus.set(status, (withStatus = { ...set.labels, status: String(status) }));
         this.requestSeconds.observe(set.labels, seconds);
         this.requests.inc(withStatus);
-        if (status === 503) this.unavailable.inc({ code: String(ctx.state.errorCode ?? 'unknown') });
+        // The remove.bg route sheds load with its API's 429 (code overloaded): counted here too.
+        if (status === 503 || ctx.state.errorCode === 'overloaded') this.unavailable.inc({ code: String(ctx.state.errorCode ?? 'unknown') });
       });
       await next();
     };

@@ -34,6 +34,7 @@ const Operation kOperations[] = {
     {Op::Trim,             "trim",             nullptr,                run_trim,              false, never,         false, unknown_shape, nullptr,                nullptr,         false},
     {Op::TrimTransparent,  "trimTransparent",  read_trim_transparent,  run_trim_transparent,  false, never,         false, unknown_shape, nullptr,                nullptr,         false},
     {Op::ExtractAlpha,     "extractAlpha",     nullptr,                run_extract_alpha,     false, never,         false, nullptr,       nullptr,                nullptr,         false},
+    {Op::ExtractColour,    "extractColour",    nullptr,                run_extract_colour,    true,  always,        false, nullptr,       nullptr,                nullptr,         false},
     {Op::Size,             "size",             read_size,              run_size,              true,  always,        true,  size_shape,    nullptr,                size_geometry,   false},
     {Op::Shadow,           "shadow",           read_shadow,            run_shadow,            false, never,         false, unknown_shape, nullptr,                nullptr,         false},
     {Op::BackgroundImage,  "backgroundImage",  nullptr,                run_background_image,  true,  never,         false, nullptr,       nullptr,                nullptr,         true},

@@ -54,6 +54,7 @@ void run_trim(Frames &frames, const Step &step, const StepContext &context);
 void read_trim_transparent(const PlanFields &fields, Step &step);
 void run_trim_transparent(Frames &frames, const Step &step, const StepContext &context);
 void run_extract_alpha(Frames &frames, const Step &step, const StepContext &context);
+void run_extract_colour(Frames &frames, const Step &step, const StepContext &context);
 
 // The staged cut-outs (docs/api.md, "Extensions: staged cut-outs").
 

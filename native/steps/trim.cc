@@ -1,7 +1,8 @@
 // trim: finds the box inside a uniform border. The border colour is the top-left pixel's; for an
 // image whose top-left pixel is fully transparent the border is transparency. Threshold 10/255.
 // Also the remove-background endpoint's crop to the bounding box of alpha > 0 (with its margin,
-// past the image's edge with transparent pixels) and its mask (the alpha band alone).
+// past the image's edge with transparent pixels) and its mask (the alpha band alone), and the
+// remove.bg route's colour bands alone (its zip's colour image).
 #include "../errors.h"
 #include "steps.h"
 #include "subject_box.h"
@@ -58,6 +59,16 @@ static Box with_margin(const Box &box, double margin, bool percent) {
   return Box{box.left - x, box.top - y, box.width + 2 * x, box.height + 2 * y};
 }
 
+// `box` grown by a margin a side (top, right, bottom, left): pixels plus a % of the box's width
+// left and right, of its height above and below.
+static Box with_side_margins(const Box &box, const Step &step) {
+  const auto side = [&](int i, int length) {
+    return int(std::lround(step.margin_pixels_sides[i] + length * step.margin_percent_sides[i] / 100));
+  };
+  const int top = side(0, box.height), right = side(1, box.width), bottom = side(2, box.height), left = side(3, box.width);
+  return Box{box.left - left, box.top - top, box.width + left + right, box.height + top + bottom};
+}
+
 // The pixels of `in` in `box`; where the box passes the image's edge, transparent pixels.
 static VImage box_of(const VImage &in, const Box &box) {
   if (box.left >= 0 && box.top >= 0 && box.left + box.width <= in.width() && box.top + box.height <= in.height())
@@ -101,6 +112,20 @@ static void crop_to_union(Frames &frames, FindBox find_box) {
 void run_trim(Frames &frames, const Step &, const StepContext &) { crop_to_union(frames, find_trim_box); }
 
 void read_trim_transparent(const PlanFields &fields, Step &step) {
+  if (fields.has("marginSides")) {
+    // marginSides: [top, right, bottom, left] pixels; marginPercentSides: the same in % of the box.
+    std::vector<double> pixels = fields.numbers("marginSides", 4);
+    std::vector<double> percent = fields.numbers("marginPercentSides", 4);
+    for (size_t i = 0; i < 4; i++) {
+      if (!(pixels[i] >= 0 && pixels[i] <= kMaxTrimMarginPixels && percent[i] >= 0 && percent[i] <= kMaxTrimMarginPercent))
+        throw Error("invalid_operations", "trimTransparent margins must be 0.." + std::to_string(int(kMaxTrimMarginPixels)) +
+                                              " pixels and 0.." + std::to_string(int(kMaxTrimMarginPercent)) + "%");
+      step.margin_pixels_sides[i] = pixels[i];
+      step.margin_percent_sides[i] = percent[i];
+    }
+    step.margin_sides = true;
+    return;
+  }
   step.margin_percent = fields.has("marginPercent");
   step.margin = step.margin_percent ? fields.number("marginPercent", 0, kMaxTrimMarginPercent, 0)
                                     : fields.number("marginPixels", 0, kMaxTrimMarginPixels, 0);
@@ -109,12 +134,12 @@ void read_trim_transparent(const PlanFields &fields, Step &step) {
 // The remove-background endpoint's trim: the union of the frames' boxes of alpha > 0, grown by the
 // step's margin; past the image's edge the canvas grows with transparent pixels (box_of).
 void run_trim_transparent(Frames &frames, const Step &step, const StepContext &context) {
-  if (step.margin == 0) return crop_to_union(frames, find_opaque_box);
+  if (step.margin == 0 && !step.margin_sides) return crop_to_union(frames, find_opaque_box);
   const Limits &limits = context.plan.limits;
   crop_to_union(frames, [&](const VImage &image) -> std::optional<Box> {
     std::optional<Box> box = find_opaque_box(image);
     if (!box) return box;
-    Box grown = with_margin(*box, step.margin, step.margin_percent);
+    Box grown = step.margin_sides ? with_side_margins(*box, step) : with_margin(*box, step.margin, step.margin_percent);
     if (double(grown.width) * grown.height * frames.count() > double(limits.max_pixels))
       throw image_too_large("trim_margin would make a " + size_text(grown.width, grown.height) +
                             " image, more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
@@ -124,6 +149,14 @@ void run_trim_transparent(Frames &frames, const Step &step, const StepContext &c
 
 void run_extract_alpha(Frames &frames, const Step &, const StepContext &) {
   frames.apply([&](const VImage &image) { return extract_alpha(image); });
+}
+
+// The colour bands alone: the alpha band is dropped, the colours kept as they are (a JPEG encoder
+// would flatten them on white), so the colour image and the mask recombine into the cut-out.
+void run_extract_colour(Frames &frames, const Step &, const StepContext &) {
+  frames.apply_pointwise([&](const VImage &image) {
+    return image.has_alpha() ? image.extract_band(0, VImage::option()->set("n", image.bands() - 1)) : image;
+  });
 }
 
 }  // namespace matte

@@ -1,47 +1,56 @@
 // The multipart form of both image endpoints (docs/api.md, "The form (both image endpoints)"),
-// read into memory within its limits; an uploaded `input` file is kept by upload-storage.ts.
+// read into memory within its limits; an uploaded `input` file is kept by upload-storage.ts. The
+// remove.bg route reads its form here too, with its own file fields and limits.
 import multer from '@koa/multer';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../errors.js';
+import { receiveBody, tooLarge } from './body.js';
 import { UploadStorage } from './upload-storage.js';
+
+export { EXPECTS_CONTINUE } from './body.js';
 
 /** Largest text field (operations JSON, a URL, ...). */
 export const MAX_FIELD_BYTES = 64 * 1024;
 /** Text fields and parts a form may hold (the endpoints use at most 15). */
 export const MAX_FIELDS = 20;
-/** The file parts an endpoint may take, besides `input` (each only where the endpoint lists it). */
+/** The file parts an endpoint may take unless it names its own (each only where the endpoint lists it). */
 const FILE_FIELDS = ['input', 'background_image'];
 /** What a form may add to the upload limit: the text fields and the part headers. */
 export const FORM_OVERHEAD_BYTES = 1024 * 1024;
-
-/** Marks requests that came with `Expect: 100-continue` (set by the server's checkContinue). */
-export const EXPECTS_CONTINUE = Symbol('matte.expectsContinue');
 
 export interface Form {
   /** Text fields, each given once. */
   fields: Record<string, string>;
   /** The uploaded `input` file, if any. */
   file?: Buffer;
+  /** Every uploaded file by its field name (the endpoint's file fields). */
+  files?: Record<string, Buffer>;
   /** The uploaded `background_image` file, if any (the endpoints that take one). */
   backgroundImage?: Buffer;
 }
 
 export interface FormOptions {
-  /** Field names the endpoint accepts (text or, for `input`, file). */
+  /** Field names the endpoint accepts (text or, for the file fields, file). */
   allowed: readonly string[];
+  /** The fields that may be files, each at most once (default: `input` and `background_image`, where the endpoint takes them). */
+  files?: readonly string[];
+  /** The largest file. */
   maxInputBytes: number;
+  /** The largest text field (default MAX_FIELD_BYTES). */
+  maxFieldBytes?: number;
   /** Time allowed to receive the whole body. */
   timeoutMs: number;
+}
+
+/** The fields of an endpoint that may be files: its own list, else those of FILE_FIELDS it takes. */
+function fileFieldsOf(options: FormOptions): readonly string[] {
+  return options.files ?? FILE_FIELDS.filter((name) => options.allowed.includes(name));
 }
 
 const formError = (message: string, options: { path?: string } = {}) =>
   new HttpError(400, 'invalid_multipart', message, { ...options, closeConnection: true });
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError(413, 'input_too_large', `the upload is larger than the limit of ${limit} bytes`, { closeConnection: true });
-}
-
-function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
+function multerToHttp(err: unknown, maxInputBytes: number, maxFieldBytes: number, fileFields: readonly string[]): HttpError {
   if (err instanceof HttpError) return err;
   const e = err as { name?: string; code?: string; field?: string; message?: string };
   if (e?.name === 'MulterError') {
@@ -49,12 +58,12 @@ function multerToHttp(err: unknown, maxInputBytes: number): HttpError {
       case 'LIMIT_FILE_SIZE':
         return tooLarge(maxInputBytes);
       case 'LIMIT_FILE_COUNT':
-        return new HttpError(400, 'invalid_field', 'at most one input file and one background_image file may be uploaded', { path: 'input', closeConnection: true });
+        return new HttpError(400, 'invalid_field', `at most one file each of ${fileFields.join(', ')} may be uploaded`, { path: e.field ?? fileFields[0], closeConnection: true });
       case 'LIMIT_FIELD_COUNT':
       case 'LIMIT_PART_COUNT':
         return new HttpError(400, 'invalid_field', `the form has more than ${MAX_FIELDS} fields`, { closeConnection: true });
       case 'LIMIT_FIELD_VALUE':
-        return new HttpError(400, 'invalid_field', `${e.field ?? 'a field'} is longer than ${MAX_FIELD_BYTES} bytes`, { path: e.field, closeConnection: true });
+        return new HttpError(400, 'invalid_field', `${e.field ?? 'a field'} is longer than ${maxFieldBytes} bytes`, { path: e.field, closeConnection: true });
       case 'LIMIT_FIELD_KEY':
         return new HttpError(400, 'invalid_field', 'a field name is too long', { closeConnection: true });
       default:
@@ -73,6 +82,7 @@ function uploadMiddleware(options: FormOptions): Middleware {
   let bySize = uploads.get(options.allowed);
   if (!bySize) uploads.set(options.allowed, (bySize = new Map()));
   let upload = bySize.get(options.maxInputBytes);
+  const fileFields = fileFieldsOf(options);
   if (!upload) {
     upload = multer({
       // A one-chunk upload is not copied (upload-storage.ts). @types/koa__multer types an engine's
@@ -80,15 +90,15 @@ function uploadMiddleware(options: FormOptions): Middleware {
       storage: new UploadStorage() as unknown as multer.StorageEngine,
       limits: {
         fileSize: options.maxInputBytes,
-        files: 2,
+        files: fileFields.length,
         fields: MAX_FIELDS,
-        parts: MAX_FIELDS + 2,
-        fieldSize: MAX_FIELD_BYTES,
+        parts: MAX_FIELDS + fileFields.length,
+        fieldSize: options.maxFieldBytes ?? MAX_FIELD_BYTES,
         fieldNameSize: 100,
         headerPairs: 20,
       },
       fileFilter: (_req, file, cb) => {
-        if (FILE_FIELDS.includes(file.fieldname) && options.allowed.includes(file.fieldname)) cb(null, true);
+        if (fileFields.includes(file.fieldname)) cb(null, true);
         else if (options.allowed.includes(file.fieldname)) cb(new HttpError(400, 'invalid_field', `${file.fieldname} must be a text field, not a file (with curl: -F '${file.fieldname}=<file')`, { path: file.fieldname, closeConnection: true }), false);
         else cb(unknownField(file.fieldname, options.allowed), false);
       },
@@ -106,52 +116,20 @@ function uploadMiddleware(options: FormOptions): Middleware {
  * (408 request_timeout). Unknown and repeated fields are refused (400).
  */
 export async function readForm(ctx: Context, options: FormOptions): Promise<Form> {
-  const req = ctx.req;
   if (!ctx.is('multipart/form-data')) {
     throw formError('the body must be multipart/form-data (a form with an input field)');
   }
-  const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES;
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > totalLimit) throw tooLarge(options.maxInputBytes);
-
+  const fileFields = fileFieldsOf(options);
+  const maxFieldBytes = options.maxFieldBytes ?? MAX_FIELD_BYTES;
+  // The files together within the upload limit, and text fields beyond the usual overhead when they may be long.
+  const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES + Math.max(0, maxFieldBytes - MAX_FIELD_BYTES);
   const upload = uploadMiddleware(options);
-  if ((req as unknown as Record<symbol, unknown>)[EXPECTS_CONTINUE] && !ctx.res.headersSent) ctx.res.writeContinue();
-
-  const parsed = await new Promise<{ body: Record<string, unknown>; files: multer.File[] }>((resolve, reject) => {
-    let received = 0;
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req.off('data', count);
-      req.off('close', onClose);
-      if (err) {
-        // Stop parsing what is left; the response is sent and the rest drained (drainUnreadBody).
-        req.unpipe();
-        reject(err);
-      } else {
-        resolve({ body: (ctx.request as { body?: Record<string, unknown> }).body ?? {}, files: (ctx.request.files as multer.File[] | undefined) ?? [] });
-      }
-    };
-    const count = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > totalLimit) finish(tooLarge(options.maxInputBytes));
-    };
-    const onClose = () => {
-      if (!req.complete) finish(new HttpError(400, 'client_closed', 'the client closed the connection before the body was sent'));
-    };
-    const timer = setTimeout(
-      () => finish(new HttpError(408, 'request_timeout', `the request body was not received within ${Math.round(options.timeoutMs / 1000)} s`, { closeConnection: true })),
-      options.timeoutMs,
-    );
-    // multer pipes the request into busboy synchronously; the counter listens alongside it.
+  const parsed = await receiveBody<{ body: Record<string, unknown>; files: multer.File[] }>(ctx, { maxBodyBytes: totalLimit, maxInputBytes: options.maxInputBytes, timeoutMs: options.timeoutMs }, (done) => {
+    // multer pipes the request into busboy synchronously.
     upload(ctx, async () => {}).then(
-      () => finish(),
-      (err: unknown) => finish(multerToHttp(err, options.maxInputBytes)),
+      () => done(undefined, { body: (ctx.request as { body?: Record<string, unknown> }).body ?? {}, files: (ctx.request.files as multer.File[] | undefined) ?? [] }),
+      (err: unknown) => done(multerToHttp(err, options.maxInputBytes, maxFieldBytes, fileFields)),
     );
-    req.on('data', count);
-    req.on('close', onClose);
   });
 
   const fields: Record<string, string> = {};
@@ -161,14 +139,16 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
     if (typeof value !== 'string') throw new HttpError(400, 'invalid_field', `${name} must be a single text value`, { path: name });
     fields[name] = value;
   }
-  const form: Form = { fields };
+  const files: Record<string, Buffer> = {};
   for (const file of parsed.files) {
     const name = file.fieldname;
-    if (fields[name] !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given both as a file and as a URL; send one`, { path: name });
-    if ((name === 'input' ? form.file : form.backgroundImage) !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given more than once`, { path: name });
-    if (name === 'input') form.file = file.buffer;
-    else form.backgroundImage = file.buffer;
+    if (files[name]) throw new HttpError(400, 'invalid_field', `${name} is given more than once`, { path: name });
+    if (fields[name] !== undefined) throw new HttpError(400, 'invalid_field', `${name} is given both as a file and as ${name === 'input' || name === 'background_image' ? 'a URL' : 'text'}; send one`, { path: name });
+    files[name] = file.buffer;
   }
+  const form: Form = { fields, files };
+  if (files.input) form.file = files.input;
+  if (files.background_image) form.backgroundImage = files.background_image;
   return form;
 }
 

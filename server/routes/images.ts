@@ -46,7 +46,8 @@ export async function inputBytes(form: Form, services: Services): Promise<Buffer
   return fetchUrl(parseInputUrl(text), services, services.config.maxInputBytes - (form.backgroundImage?.length ?? 0));
 }
 
-async function fetchUrl(url: URL, services: Services, maxBytes: number): Promise<Buffer> {
+/** Fetches an image URL through the guarded fetcher (server/input/fetch.ts), at most `maxBytes`, counted by outcome. */
+export async function fetchUrl(url: URL, services: Services, maxBytes = services.fetch.maxBytes): Promise<Buffer> {
   try {
     const bytes = await fetchInputUrl(url, { ...services.fetch, maxBytes: Math.min(services.fetch.maxBytes, maxBytes) });
     services.metrics.urlFetched('ok');

@@ -40,6 +40,7 @@ import {
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
 import { MAX_FIELD_BYTES } from '../input/form.js';
+import { REMOVEBG_ERRORS_SCHEMA, removeBgPaths } from './removebg-openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -165,7 +166,7 @@ const backgroundImageField = {
 };
 const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
 
-export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'>): Json {
+export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'> & Partial<Pick<Config, 'removebgApi'>>): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -256,6 +257,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
           responses: { '200': { description: 'the metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, '401': errorResponse('unauthorized: the metrics key was not sent'), '429': errorResponse('too_many_failures: a wrong key, after too many wrong keys from this client address (with Retry-After)') },
         },
       },
+      ...(config.removebgApi === false ? {} : removeBgPaths()), // MATTE_REMOVEBG_API
     },
     components: {
       securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, MetricsKey: { type: 'http', scheme: 'bearer', description: 'MATTE_METRICS_KEY' } },
@@ -272,6 +274,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
             },
           },
         },
+        RemoveBgErrors: REMOVEBG_ERRORS_SCHEMA,
         SignedEditOptions: signedOptionsSchema(signedEditSchema, 'the options of a signed edit: the edit form\'s fields as JSON values; format is the extension'),
         SignedRemoveBackgroundOptions: signedOptionsSchema(signedRemoveBackgroundSchema, 'the options of a signed background removal (no operations field)'),
         StoredResult: {

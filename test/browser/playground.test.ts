@@ -104,6 +104,21 @@ test('remove-background shows the matted result side by side with the input', as
   await browser.screenshot('playground-remove-background.png');
 });
 
+test("remove.bg's API: the same image through POST /v1.0/removebg with remove.bg's fields", async () => {
+  const { page } = browser;
+  await page.getByRole('radio', { name: /remove\.bg's API/ }).check();
+  await page.getByLabel('size', { exact: true }).selectOption('full');
+  await page.getByLabel('bg_color').fill('81d4fa');
+  await page.getByLabel('Format').selectOption('auto');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await waitForResult();
+  assert.match((await page.locator('#result-info').textContent()) ?? '', /320×240, .*image\/jpeg/);
+  const image = await decode(await resultBytes());
+  const corner = pixel(image, 2, 2);
+  assert.ok(Math.max(...[0x81, 0xd4, 0xfa].map((v, i) => Math.abs(v - corner[i]!))) <= 3, `the background colour: ${corner}`);
+  await browser.screenshot('playground-removebg.png');
+});
+
 test('a bad operation shows the error with its code and path, and marks the operation', async () => {
   const { page } = browser;
   await page.getByRole('radio', { name: /^Edit/ }).check();

@@ -21,6 +21,8 @@ test('defaults', () => {
   assert.is(c.jobThreads, undefined, 'a lone job may use every core');
   assert.is(c.allowPrivateUrls, false);
   assert.is(c.urlFetchTimeoutMs, 10_000);
+  assert.is(c.removebgApi, true, 'the remove.bg-compatible routes are on');
+  assert.is(loadConfig({ ...base, MATTE_REMOVEBG_API: 'off' }).removebgApi, false);
 });
 
 test('values are read and the public URL follows HOST and PORT unless given', () => {
@@ -47,6 +49,7 @@ test('bad values throw ConfigError naming the variable', () => {
     ['MATTE_PUBLIC_URL', 'not a url'],
     ['MATTE_PUBLIC_URL', 'ftp://x'],
     ['MATTE_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['MATTE_REMOVEBG_API', 'maybe'],
     ['MATTE_LOG_LEVEL', 'loud'],
     ['MATTE_API_KEYS', 'has space'],
   ];

@@ -1,12 +1,14 @@
-// The playground: builds the form fields of POST /images/edit or /images/remove-background, sends
-// them with the API key (kept in this browser only), and shows the input and the result side by
-// side with their dimensions, bytes and the time taken; an error shows its code, message and path.
+// The playground: builds the form fields of POST /images/edit, /images/remove-background or
+// remove.bg's POST /v1.0/removebg, sends them with the API key (kept in this browser only), and
+// shows the input and the result side by side with their dimensions, bytes and the time taken; an
+// error shows its code, message and path.
 import { OPERATIONS, OPERATION_NAMES, placeValue } from './operations.js';
 
 const $ = (id) => document.getElementById(id);
 const KEY_NAME = 'matte.apiKey';
 const EDIT_FORMATS = ['png', 'webp', 'jpeg', 'gif', 'avif', 'auto'];
 const MATTE_FORMATS = ['png', 'webp', 'jpeg', 'auto'];
+const REMOVEBG_FORMATS = ['auto', 'png', 'jpg', 'zip'];
 let opCounter = 0;
 let resultUrl;
 let inputUrl;
@@ -133,15 +135,19 @@ function showOpsMode() {
 }
 
 function showEndpoint() {
-  const edit = radio('endpoint') === 'edit';
+  const endpoint = radio('endpoint');
+  const edit = endpoint === 'edit';
+  const rbapi = endpoint === 'removebg';
   $('edit-ops').hidden = !edit;
-  $('rb-model-row').hidden = edit;
+  $('rb-model-row').hidden = endpoint !== 'remove-background';
+  $('rbapi-box').hidden = !rbapi;
+  $('output-row').hidden = rbapi; // remove.bg's API answers the image itself
   $('quality-box').hidden = !edit;
   $('anim-box').hidden = !edit;
-  $('trim-box').hidden = edit;
-  $('rb-staging').hidden = edit;
+  $('trim-box').hidden = endpoint !== 'remove-background';
+  $('rb-staging').hidden = endpoint !== 'remove-background';
   const current = $('format').value;
-  const formats = edit ? EDIT_FORMATS : MATTE_FORMATS;
+  const formats = edit ? EDIT_FORMATS : rbapi ? REMOVEBG_FORMATS : MATTE_FORMATS;
   $('format').replaceChildren(...formats.map((f) => new Option(f, f)));
   if (formats.includes(current)) $('format').value = current;
 }
@@ -238,11 +244,19 @@ function clearError() {
 
 function buildForm(endpoint) {
   const form = new FormData();
+  const rbapi = endpoint === 'removebg';
   if (radio('source') === 'file') {
     const file = $('file').files[0];
-    if (file) form.append('input', file, file.name);
+    if (file) form.append(rbapi ? 'image_file' : 'input', file, file.name);
   } else if ($('url').value) {
-    form.append('input', $('url').value);
+    form.append(rbapi ? 'image_url' : 'input', $('url').value);
+  }
+  if (rbapi) {
+    form.append('size', $('rb-size').value);
+    form.append('crop', String($('rb-crop').checked));
+    if ($('rb-bg').value.trim()) form.append('bg_color', $('rb-bg').value.trim());
+    form.append('format', $('format').value);
+    return form;
   }
   if (endpoint === 'edit') {
     const operations = radio('opsmode') === 'json' ? $('ops-json').value : JSON.stringify(formOperations());
@@ -279,7 +293,8 @@ async function run(event) {
   status.textContent = 'running…';
   const started = performance.now();
   try {
-    const response = await fetch(new URL(`images/${endpoint}`, document.baseURI), {
+    const path = endpoint === 'removebg' ? 'v1.0/removebg' : `images/${endpoint}`;
+    const response = await fetch(new URL(path, document.baseURI), {
       method: 'POST',
       headers: { 'X-Api-Key': $('key').value },
       body: buildForm(endpoint),
@@ -287,13 +302,15 @@ async function run(event) {
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
       status.textContent = `failed in ${Math.round(performance.now() - started)} ms`;
-      showError(body.error ?? { code: 'http_error', message: response.statusText }, response.status);
+      // remove.bg's API answers {"errors": [{title, code, detail}]}, matte's own {"error": {code, message, path}}.
+      const removeBg = body.errors?.[0] && { code: body.errors[0].code, message: body.errors[0].detail ?? body.errors[0].title };
+      showError(body.error ?? removeBg ?? { code: 'http_error', message: response.statusText }, response.status);
       if (!$('result-img').hidden) $('result-info').textContent = '(from the previous run)';
       return;
     }
     let blob;
     let link;
-    if ($('output').value === 'url') {
+    if ($('output').value === 'url' && endpoint !== 'removebg') {
       const { url } = await response.json();
       link = url;
       // The stored result is fetched from the link it gave (same origin unless MATTE_PUBLIC_URL says otherwise).
@@ -315,6 +332,8 @@ async function run(event) {
       $('result-info').textContent = `${blob ? formatBytes(blob.size) : ''} ${blob?.type ?? ''}: this browser cannot show it; ${ms} ms`;
     };
     img.src = resultUrl ?? link;
+    // A zip (remove.bg's format=zip) cannot be shown: its link downloads it.
+    if (blob?.type === 'application/zip') link = resultUrl;
     const anchor = $('result-link');
     anchor.hidden = !link;
     if (link) anchor.href = link;
