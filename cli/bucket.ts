@@ -5,7 +5,7 @@
 // killed run leaves nothing half-written).
 //
 // Which failures are the object's (a CliError: recorded in the failure report, the batch goes on)
-// and which are the store's (an S3CallError: the run stops, exit 1, and is run again): an object
+// and which are the store's (an S3CallError: the run stops, exit 3, and is run again): an object
 // gone since it was listed (404) or refused to us alone (403) is the object's; anything else
 // (the store unreachable, throttling past the SDK's retries, a refused write) is the store's.
 import type * as S3 from '@aws-sdk/client-s3';
@@ -22,6 +22,9 @@ export interface ListedObject {
   /** The ETag without its quotes: what a result's marker names as its source's version. */
   etag: string;
 }
+
+/** The variable bucket work reads beside the result store's (docs/configuration.md has its row). */
+export const BUCKET_VARIABLES = ['MATTE_S3_LIST_PAGE_SIZE'] as const;
 
 export class BucketClient {
   private constructor(

@@ -14,6 +14,9 @@ export interface Shard {
   count: number;
 }
 
+/** The variables a sharded batch reads (docs/configuration.md's table has a row for each). */
+export const SHARD_VARIABLES = ['MATTE_SHARDS', 'JOB_COMPLETION_INDEX'] as const;
+
 /** The most shards a batch may be cut into (a Kubernetes Indexed Job allows 100,000 completions). */
 export const MAX_SHARDS = 100_000;
 

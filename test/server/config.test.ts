@@ -3,6 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../server/config.js';
+import { BUCKET_VARIABLES } from '../../cli/bucket.js';
+import { SHARD_VARIABLES } from '../../cli/shard.js';
 
 const base = { MATTE_API_KEYS: 'k' };
 
@@ -58,10 +60,10 @@ test('bad values throw ConfigError naming the variable', () => {
   }
 });
 
-test('the configuration table (docs/configuration.md) has one row for every variable', () => {
+test('the configuration table (docs/configuration.md) has one row for every variable, the server\'s and the command\'s', () => {
   const section = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
   const rows = [...section.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
-  assert.equal([...rows].sort(), [...CONFIG_VARIABLES].sort());
+  assert.equal([...rows].sort(), [...CONFIG_VARIABLES, ...BUCKET_VARIABLES, ...SHARD_VARIABLES].sort());
 });
 
 test.run();

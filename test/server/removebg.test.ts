@@ -539,7 +539,7 @@ test('a client that goes away while its image_url is fetched gets no job (outsid
 
 // ---- load shedding and the off switch (servers of their own) -----------------------------------
 
-test('load shed: 429 with Retry-After in remove.bg shape; too many wrong keys: 429 too', async () => {
+test('load shed: 429 with Retry-After in remove.bg shape; too many of one wrong key: 429 too, the right key still served', async () => {
   const small = await startTestServer({ MATTE_CONCURRENCY: '1', MATTE_QUEUE_LIMIT: '0', MATTE_AUTH_FAILURES_PER_MINUTE: '2' });
   const smallFront = await startRemoveBgFront(small.url);
   try {
@@ -563,8 +563,10 @@ test('load shed: 429 with Retry-After in remove.bg shape; too many wrong keys: 4
     await pending;
     await waitFor('the held upload to end', () => small.running.services.limiter.stats.admitted === 0);
     for (let i = 0; i < 2; i++) await assertError(send(smallFront, 'GET', `${BASE_PATH}/account`, undefined, { key: 'wrong' }), 403, 'unauthorized');
-    const throttled = await assertError(send(smallFront, 'GET', `${BASE_PATH}/account`), 429, 'too_many_failures');
+    const throttled = await assertError(send(smallFront, 'GET', `${BASE_PATH}/account`, undefined, { key: 'wrong' }), 429, 'too_many_failures');
     assert.match(throttled.headers.get('retry-after') ?? '', /^\d+$/);
+    // The right key from the same address is still served (one client's wrong keys lock out no other).
+    assert.is((await send(smallFront, 'GET', `${BASE_PATH}/account`)).status, 200);
     const metrics = await small.running.services.metrics.registry.metrics();
     assert.match(metrics, /matte_http_unavailable_total\{code="overloaded"\} 1/);
   } finally {
