@@ -7,40 +7,13 @@
 // it), runs its shard against a real S3-protocol server on loopback.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { Job } from 'kubernetes-models/batch/v1/Job';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Secret } from 'kubernetes-models/v1/Secret';
 import { lines, runCli } from '../helpers/cli.js';
-import { documentedSettings, findTool, ROOT } from '../helpers/deploy.js';
+import { assertValidManifest, documentedSettings, KUBECTL, kustomize, type Manifest } from '../helpers/deploy.js';
 import { makePng } from '../helpers/images.js';
 import { startTestS3 } from '../helpers/s3.js';
 
-const KUBECTL = findTool('/usr/bin/kubectl', '/usr/local/bin/kubectl');
-const MODELS: Record<string, new (data: any) => { validate(): void }> = {
-  'apps/v1 Deployment': Deployment,
-  'batch/v1 Job': Job,
-  'v1 ConfigMap': ConfigMap,
-  'v1 Secret': Secret,
-};
-
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string }; [key: string]: any };
-
-/** The overlay as kubectl applies it; without kubectl its files as written (no generated ConfigMap, no image rewrite). */
-function build(dir: string): Manifest[] {
-  if (KUBECTL) {
-    const text = execFileSync(KUBECTL, ['kustomize', `${ROOT}deploy/kubernetes/${dir}`], { encoding: 'utf8' });
-    return parseAllDocuments(text).map((doc) => doc.toJS() as Manifest);
-  }
-  const kustomization = parseAllDocuments(readFileSync(`${ROOT}deploy/kubernetes/${dir}/kustomization.yaml`, 'utf8'))[0]!.toJS() as { resources: string[] };
-  return kustomization.resources
-    .filter((file) => file.endsWith('.yaml'))
-    .flatMap((file) => parseAllDocuments(readFileSync(`${ROOT}deploy/kubernetes/${dir}/${file}`, 'utf8')).map((doc) => doc.toJS() as Manifest));
-}
+const build = kustomize;
 
 const job = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'Job')!;
 if (!KUBECTL) console.log('bulk-job: kubectl is not installed: the YAML files are validated as written (no kustomize build)');
@@ -48,15 +21,7 @@ if (!KUBECTL) console.log('bulk-job: kubectl is not installed: the YAML files ar
 test('every manifest validates against the Kubernetes API\'s schema', () => {
   const manifests = build('bulk');
   assert.ok(manifests.some((m) => m.kind === 'Job'));
-  for (const manifest of manifests) {
-    const Model = MODELS[`${manifest.apiVersion} ${manifest.kind}`];
-    assert.ok(Model, `a schema for ${manifest.apiVersion} ${manifest.kind}`);
-    try {
-      new Model!(manifest).validate();
-    } catch (err) {
-      assert.unreachable(`${manifest.kind} ${manifest.metadata.name}: ${(err as Error).message}`);
-    }
-  }
+  for (const manifest of manifests) assertValidManifest(manifest);
 });
 
 test('an Indexed Job: completions = parallelism = MATTE_SHARDS, a retry limit per index, exit 1 not retried', () => {

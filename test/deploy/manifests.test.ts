@@ -6,44 +6,17 @@
 // the server's own configuration accepts. Skips, with one line, where kubectl is not installed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
-import { Secret } from 'kubernetes-models/v1/Secret';
-import { Service } from 'kubernetes-models/v1/Service';
 import { ConfigError, loadConfig } from '../../server/config.js';
-import { dockerfileRuntime, documentedSettings, findTool, ROOT } from '../helpers/deploy.js';
+import { readFileSync } from 'node:fs';
+import { assertValidManifest, dockerfileRuntime, documentedSettings, KUBECTL, kustomize, ROOT, type Manifest } from '../helpers/deploy.js';
 import { get, startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
-const KUBECTL = findTool('/usr/bin/kubectl', '/usr/local/bin/kubectl');
 const OVERLAYS = ['bucket', 'shared-volume'];
-// One model class for each kind the manifests use: a kind without one fails the test.
-const MODELS: Record<string, new (data: any) => { validate(): void }> = {
-  'apps/v1 Deployment': Deployment,
-  'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
-  'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
-  'v1 ConfigMap': ConfigMap,
-  'v1 PersistentVolumeClaim': PersistentVolumeClaim,
-  'v1 Secret': Secret,
-  'v1 Service': Service,
-};
 // Placeholders for the Secret's values, so the server's configuration can be loaded from the rest.
 const REAL_KEYS = { MATTE_API_KEYS: 'a-real-api-key-0123456789', MATTE_URL_SIGNING_KEYS: 'a-real-signing-key-0123456789abcdef0123456789', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' };
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [key: string]: any };
-
-function build(overlay: string): Manifest[] {
-  const text = execFileSync(KUBECTL!, ['kustomize', `${ROOT}deploy/kubernetes/${overlay}`], { encoding: 'utf8' });
-  return parseAllDocuments(text).map((doc) => doc.toJS() as Manifest);
-}
+const build = kustomize;
 
 const one = (manifests: Manifest[], kind: string) => {
   const found = manifests.filter((m) => m.kind === kind);
@@ -74,13 +47,7 @@ if (!KUBECTL) {
       const manifests = build(overlay);
       assert.ok(manifests.length >= 7, `${manifests.length} manifests`);
       for (const manifest of manifests) {
-        const Model = MODELS[`${manifest.apiVersion} ${manifest.kind}`];
-        assert.ok(Model, `a schema for ${manifest.apiVersion} ${manifest.kind}`);
-        try {
-          new Model!(manifest).validate();
-        } catch (err) {
-          assert.unreachable(`${manifest.kind} ${manifest.metadata.name}: ${(err as Error).message}`);
-        }
+        assertValidManifest(manifest);
         assert.is(manifest.metadata.labels?.['app.kubernetes.io/name'], 'matte', `${manifest.kind} is labelled`);
       }
     });
