@@ -1,6 +1,6 @@
 // `matte remove-background` run as a real process on real files: many files in parallel, the
 // mattes' pixels, --trim/--format, a directory as input, failures named with their reasons
-// (exit code 2, the others still done), no overwrite without --force, plain lines off a terminal.
+// (exit code 1, the others still done), no overwrite without --force, plain lines off a terminal.
 import { readdir, readFile, writeFile, mkdir, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -68,7 +68,7 @@ test('a directory stands for its images; --format webp --trim; --json lists ever
   assert.is(report.files[0].width, image.width);
 });
 
-test('failures are named with their reasons, the rest is done, exit code 2; no overwrite without --force', async () => {
+test('failures are named with their reasons, the rest is done, exit code 1; no overwrite without --force', async () => {
   const out = join(dir, 'out3');
   await mkdir(out);
   await writeFile(join(out, 'b.png'), 'keep me');
