@@ -48,6 +48,17 @@ export function resultName(inputName: string, format: OutputFormat): string {
   return `${shardKey(inputName)}.${extensionOf(format)}`;
 }
 
+/** A model as a result's settings name it: a model file replaced under the same name is another model. */
+export interface ModelVersion {
+  name: string;
+  sha256: string;
+}
+
+export const versionOf = (model: { name: string; sha256: string }): ModelVersion => ({ name: model.name, sha256: model.sha256 });
+
+/** The sha256 of what the settings name by content (a background image). */
+export const digestOf = (data: Uint8Array | string): string => createHash('sha256').update(data).digest('base64url');
+
 /** The settings a result was made with, as the marker's hash (what the user asked for, and the model). */
 export function settingsHash(settings: unknown): string {
   return createHash('sha256').update(JSON.stringify(settings)).digest('base64url').slice(0, 32);

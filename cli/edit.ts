@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { edit, editOptionsSchema, editSteps, FORMAT_CHOICES, loadModel, parseOperations, type FormatChoice } from '../lib/index.js';
 import { AUTO_FORMATS, batchOptions, runBatch, type BatchFlags } from './batch.js';
-import { extensionOf } from './batch-outputs.js';
+import { digestOf, extensionOf, versionOf, type ModelVersion } from './batch-outputs.js';
 import { CliError, describe } from './errors.js';
 import { STDIO, exists, formatBytes, formatOfPath, parseFormat, readInput, writeOutput } from './files.js';
 import { parseInteger } from './options.js';
@@ -144,20 +144,24 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   const backgroundImage = flags.backgroundImage === undefined ? undefined : await readInput(flags.backgroundImage);
   const steps = parseOperations(operations);
   if (!editOptionsSchema.safeParse({ quality: flags.quality }).success) throw new CliError(`--quality must be 1..100 (got ${flags.quality})`, 'invalid_option', 'quality');
-  const removesBackground = steps.some((step) => step.op === 'removeBackground');
-  let model: string | undefined;
+  const removals = steps.filter((step) => step.op === 'removeBackground');
+  let model: ModelVersion | undefined;
+  const stepModels: ModelVersion[] = [];
   await runBatch(inputs, flags, {
     get settings() {
-      // The validated steps, not the text: the same operations however they were spelled.
-      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, backgroundImage: flags.backgroundImage, model };
+      // The validated steps, not the text: the same operations however they were spelled; the
+      // models by their files' sha256 and the background image by its bytes, as remove-background's.
+      return { command: 'edit', steps, format: format ?? 'as input', quality: flags.quality, anim: flags.anim, backgroundImage: backgroundImage && digestOf(backgroundImage), model, stepModels };
     },
     format: (item) => format ?? formatOfPath(item.name) ?? 'png',
     // The input is handed over (read in place); handOver would cover the background image too,
     // which every job shares, so with one both are copied.
     run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, ...(backgroundImage ? { backgroundImage } : { handOver: true }) }),
-    // The default model loaded once up front (a removeBackground operation without its own model uses it).
+    // The models loaded once up front, the default last: loadModel makes the model it loads the one
+    // a removeBackground operation without its own model uses.
     prepare: async () => {
-      if (removesBackground) model = (await loadModel()).name;
+      for (const name of new Set(removals.flatMap((step) => (step.model === undefined ? [] : [step.model])))) stepModels.push(versionOf(await loadModel(name)));
+      if (removals.some((step) => step.model === undefined)) model = versionOf(await loadModel());
     },
   });
 }

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { CHANNELS, loadModel, parseTrimMargin, removeBackground, removeBackgroundOptionsSchema, REMOVE_BACKGROUND_FORMATS, type RemoveBackgroundFormat, type RemoveBackgroundOptions } from '../lib/index.js';
 import { batchOptions, runBatch, type BatchFlags } from './batch.js';
+import { digestOf, versionOf, type ModelVersion } from './batch-outputs.js';
 import { CliError } from './errors.js';
 import { parseFormat } from './files.js';
 import { stagingOptions, type StagingFlags } from './staging.js';
@@ -72,12 +73,12 @@ Examples:
       }
       const { backgroundImage, ...staging } = await stagingOptions(flags);
       const options: RemoveBackgroundOptions = { format, trim: Boolean(flags.trim), trimMargin: flags.trimMargin, channels: channels as RemoveBackgroundOptions['channels'], ...staging, ...(optionsTakeModel && flags.model ? ({ model: flags.model } as object) : {}) };
-      let model: string | undefined;
+      let model: ModelVersion | undefined;
       await runBatch(inputs, flags, {
-        // The model by its resolved name: a result made with another default model is made again.
-        // The background image by the file named (its bytes are not hashed).
+        // The model by its name and its file's sha256, the background image by its bytes: a result
+        // made with another model file or another backdrop is made again.
         get settings() {
-          return { command: 'remove-background', ...options, backgroundImage: flags.backgroundImage, model };
+          return { command: 'remove-background', ...options, backgroundImage: backgroundImage && digestOf(backgroundImage), model };
         },
         format: () => format,
         // The input is handed over (read in place); handOver would cover the background image
@@ -85,7 +86,7 @@ Examples:
         run: (data) => removeBackground(data, backgroundImage ? { ...options, backgroundImage } : { ...options, handOver: true }),
         // Loaded once up front: a missing or unknown model is one error, not one per input.
         prepare: async () => {
-          model = (await loadModel(flags.model)).name;
+          model = versionOf(await loadModel(flags.model));
         },
       });
     });

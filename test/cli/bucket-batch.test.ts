@@ -7,7 +7,9 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { extname } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -119,6 +121,27 @@ test('three shards as three processes (--shard, --shards with JOB_COMPLETION_IND
   assert.is(summary.done, 0);
   assert.is(summary.skipped, runs[1] && JSON.parse(runs[1].stdout).total);
   assert.equal([...putCounts(before, 'flipped/').entries()].filter(([key, n]) => n > 1 && !key.includes('.matte/')), []);
+});
+
+test('a result is made again when the background image changes under the same file name', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'matte-backdrop-'));
+  try {
+    const backdrop = join(dir, 'backdrop.png');
+    const args = ['edit', `s3://${BUCKET}/raw/`, '-o', `s3://${BUCKET}/staged/`, '--background-image', backdrop, '--op', '{"backgroundImage":true}', '--shard', '0/3', '--json'];
+    const mine = keys.filter((key) => shardOf(key.slice('raw/'.length), 3) === 0).length;
+    const summaryOf = (run: CliRun) => {
+      assert.is(run.code, 0, run.stderr);
+      const summary = JSON.parse(run.stdout);
+      return [summary.done, summary.skipped];
+    };
+    await writeFile(backdrop, makePng(8, 8, () => [255, 255, 255]));
+    assert.equal(summaryOf(await runCli(args, { env })), [mine, 0]);
+    assert.equal(summaryOf(await runCli(args, { env })), [0, mine], 'the same backdrop: nothing redone');
+    await writeFile(backdrop, makePng(8, 8, () => [0, 0, 0]));
+    assert.equal(summaryOf(await runCli(args, { env })), [mine, 0], 'another backdrop under the same name: made again');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('a shard killed with SIGKILL part-way, run again: finished work is not redone, no result is half-written', async () => {
