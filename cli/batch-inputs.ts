@@ -6,7 +6,7 @@
 import type { Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import type { BucketClient } from './bucket.js';
+import { tooLarge, type BucketClient } from './bucket.js';
 import { CliError, fsReason } from './errors.js';
 import { IMAGE_EXTENSIONS, readInput } from './files.js';
 import type { BucketLocation, Location } from './locations.js';
@@ -57,7 +57,7 @@ export async function localInputs(paths: string[], shard: Shard | undefined): Pr
       label: path,
       version: `${size}-${Math.trunc(modified)}`,
       read(maxBytes) {
-        if (size > maxBytes) return Promise.reject(new CliError(`${path}: ${size} bytes, larger than the limit of ${maxBytes} bytes (--max-input-bytes)`, 'input_too_large', path));
+        if (size > maxBytes) return Promise.reject(tooLarge(path, size, maxBytes));
         return readInput(path);
       },
     });
@@ -120,9 +120,7 @@ export function bucketInputs(client: BucketClient, location: BucketLocation, sha
           label: url,
           version: object.etag,
           read: (maxBytes: number) => {
-            if (object.size > maxBytes) {
-              return Promise.reject(new CliError(`${url}: ${object.size} bytes, larger than the limit of ${maxBytes} bytes (--max-input-bytes)`, 'input_too_large', url));
-            }
+            if (object.size > maxBytes) return Promise.reject(tooLarge(url, object.size, maxBytes));
             return client.read(location.bucket, object.key, maxBytes, url);
           },
         };

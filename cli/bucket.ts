@@ -142,6 +142,7 @@ export class BucketClient {
   }
 }
 
-function tooLarge(url: string, bytes: number, maxBytes: number): CliError {
+/** An input over --max-input-bytes: the input's failure, whether a file, a listed object or a body read. */
+export function tooLarge(url: string, bytes: number, maxBytes: number): CliError {
   return new CliError(`${url}: ${bytes} bytes, larger than the limit of ${maxBytes} bytes (--max-input-bytes)`, 'input_too_large', url);
 }
