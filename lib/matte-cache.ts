@@ -142,7 +142,7 @@ const LATE = Symbol('late');
  * keeps the process running (a job waits for the answer); without it a process with nothing else
  * to do may exit (a write nobody waits for).
  */
-async function withDeadline<T>(work: Promise<T>, ms: number, keepAlive: boolean): Promise<T | typeof LATE> {
+export async function withDeadline<T>(work: Promise<T>, ms: number, keepAlive: boolean): Promise<T | typeof LATE> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<typeof LATE>((resolve) => {
     timer = setTimeout(() => resolve(LATE), ms);

@@ -7,7 +7,7 @@
 // the writes in flight at most WRITE_DEADLINE_MS.
 import type { Logger } from 'pino';
 import type { MatteCache } from '../lib/index.js';
-import { WRITE_DEADLINE_MS } from '../lib/matte-cache.js';
+import { withDeadline, WRITE_DEADLINE_MS } from '../lib/matte-cache.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
@@ -46,9 +46,7 @@ export function createMatteCache(config: Config, store: ResultStore, metrics: Me
     report: (outcome) => metrics.matteCacheEvent(outcome),
     close: async () => {
       closed = true;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...writing]), new Promise((resolve) => (timer = setTimeout(resolve, WRITE_DEADLINE_MS)))]);
-      clearTimeout(timer);
+      await withDeadline(Promise.allSettled([...writing]), WRITE_DEADLINE_MS, true);
       await entries.close();
     },
   };
