@@ -28,6 +28,9 @@ import {
   type RemoveBgPlan,
 } from './removebg-fields.js';
 
+/** The zip entries' modification date: the earliest a zip can hold (1980-01-01, DOS time). */
+const ZIP_ENTRY_DATE = new Date(1980, 0, 1);
+
 /** remove.bg's JPEG answers (format=jpg, auto over an opaque background, the zip's colour image). */
 export const REMOVEBG_JPEG_QUALITY = 90;
 
@@ -211,8 +214,10 @@ async function runRemoveBg(ctx: Context, services: Services, input: Buffer, plan
     if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
     const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common });
     const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common });
-    // Stored, not deflated: both are compressed images already.
-    const zip = zipSync({ 'color.jpg': [colour.data, { level: 0 }], 'alpha.png': [alpha.data, { level: 0 }] });
+    // Stored, not deflated: both are compressed images already. A fixed date makes the same
+    // request give the same bytes (an ETag, a CDN, a retry), not a zip that differs by the clock.
+    const entry = { level: 0, mtime: ZIP_ENTRY_DATE } as const;
+    const zip = zipSync({ 'color.jpg': [colour.data, entry], 'alpha.png': [alpha.data, entry] });
     return { result, data: Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength), mediaType: 'application/zip' };
   });
 }
