@@ -5,8 +5,10 @@
 // (a stale key in a retry loop), and at most that many different wrong keys are tried; past
 // either, a wrong key from there is answered 429 with Retry-After until the minute is over. This
 // bounds what wrong keys cost, not guessing: a right guess is still served (docs/api.md says why). The table is bounded: beyond MAX_ADDRESSES addresses or MAX_KEYS keys the oldest
-// addresses go.
+// addresses go. An IPv6 client counts as its /64, the block one host or one home is given, so
+// that moving through its own addresses does not start it afresh.
 import { createHmac, randomBytes } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import { HttpError } from './errors.js';
 
 const WINDOW_MS = 60_000;
@@ -36,7 +38,7 @@ export class AuthFailures {
    */
   wrongKey(address: string, key: string): void {
     if (this.perMinute === 0) return;
-    const entry = this.entry(address);
+    const entry = this.entry(countedAs(address));
     const fingerprint = createHmac('sha256', this.secret).update(key, 'utf8').digest('base64url').slice(0, 16);
     const count = entry.keys.get(fingerprint);
     if (count !== undefined) {
@@ -84,4 +86,13 @@ export class AuthFailures {
     this.byAddress.delete(address);
     this.keysHeld -= entry.keys.size;
   }
+}
+
+/** What an address is counted as: an IPv4 address (an IPv4-mapped IPv6 one too) as itself, an IPv6 address as its /64. */
+export function countedAs(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toString()}/64`;
 }

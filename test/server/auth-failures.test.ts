@@ -2,7 +2,7 @@
 // table's bounds, which a test through the server could only reach by waiting or by 10,000 addresses.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AuthFailures } from '../../server/auth-failures.js';
+import { AuthFailures, countedAs } from '../../server/auth-failures.js';
 import { HttpError } from '../../server/errors.js';
 
 /** 401 (counted) or 429 (the error's Retry-After). */
@@ -32,6 +32,15 @@ test('one key fails its count, different keys theirs; Retry-After is what is lef
   now += 500;
   assert.is(answer(failures, 'a', 'stale'), 401, 'a new minute');
   assert.is(answer(failures, 'a', 'guess'), 401);
+});
+
+test('what the throttle counts: an IPv4 address as itself (mapped or not), an IPv6 address as its /64', () => {
+  assert.is(countedAs('198.51.100.4'), '198.51.100.4');
+  assert.is(countedAs('::ffff:198.51.100.4'), '198.51.100.4');
+  assert.is(countedAs('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+  assert.is(countedAs('2001:0db8:0001:0002::'), '2001:db8:1:2::/64');
+  assert.is(countedAs('2001:db8:1:3::1'), '2001:db8:1:3::/64');
+  assert.is(countedAs('not an address'), 'not an address');
 });
 
 test('0: no limit', () => {

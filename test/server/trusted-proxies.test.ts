@@ -172,6 +172,25 @@ test('a trusted proxy: the address it names is counted and logged; the same head
   }
 });
 
+test('IPv6 clients are counted by /64: a guesser moving through its own addresses is slowed, another /64 and a right key are not', async () => {
+  const logged = await start({ MATTE_TRUSTED_PROXIES: PROXY });
+  try {
+    const from = (client: string, key: string) => postFrom(logged.server, PROXY, { 'X-Api-Key': key, 'X-Forwarded-For': client });
+    // Three different wrong keys, each from a new address of 2001:db8:1:2::/64, use up the block's count.
+    for (let i = 0; i < 3; i++) assert.is((await from(`2001:db8:1:2::${i + 1}`, `guess-${i}`)).status, 401);
+    const refused = await from('2001:db8:1:2:ffff:ffff:ffff:ffff', 'guess-3');
+    assert.is(refused.status, 429, refused.body);
+    assert.is(JSON.parse(refused.body).error.code, 'too_many_failures');
+    assert.is((await from('2001:db8:1:3::1', 'guess-3')).status, 401, 'the next /64');
+    assert.is((await from('2001:db8:1:2::99', TEST_KEY)).status, 200, 'a right key from the same /64');
+    // IPv4 is counted per address, as before.
+    for (let i = 0; i < 3; i++) assert.is((await from('198.51.100.20', `guess-${i}`)).status, 401);
+    assert.is((await from('198.51.100.21', 'guess-3')).status, 401, 'the next IPv4 address');
+  } finally {
+    await logged.server.close();
+  }
+});
+
 test('a spoofed chain (X-Forwarded-For: evil, real) yields the hop the count says', async () => {
   for (const [hops, client] of [['1', '198.51.100.4'], ['2', '203.0.113.66']] as const) {
     const logged = await start({ MATTE_TRUSTED_PROXIES: hops });
