@@ -101,13 +101,13 @@ export function errorHandler(options: { modelReady: () => boolean }) {
       await next();
     } catch (err) {
       const httpError = toHttpError(err, ctx.state.requestId, options.modelReady());
-      // overloaded and shutting_down are the server working as designed, not failures to look into;
-      // not_ready is a probe's answer (a model still loading at start-up), worth a warning, not an error.
-      if (httpError.status >= 500 && httpError.code !== 'overloaded' && httpError.code !== 'shutting_down' && httpError.code !== 'not_ready') {
+      // not_ready is a probe's answer (a model still loading at start-up), worth a warning, not an
+      // error; overloaded and shutting_down are the server working as designed, not failures to look into.
+      if (httpError.code === 'not_ready') {
+        ctx.state.log?.warn({ code: httpError.code, detail: httpError.detail }, 'not ready');
+      } else if (httpError.status >= 500 && httpError.code !== 'overloaded' && httpError.code !== 'shutting_down') {
         const cause = httpError.cause ?? err;
         ctx.state.log?.error({ err: cause, code: httpError.code }, 'request failed');
-      } else if (httpError.code === 'not_ready') {
-        ctx.state.log?.warn({ code: httpError.code, detail: httpError.detail }, 'not ready');
       } else if (httpError.detail !== undefined) {
         ctx.state.log?.info({ code: httpError.code, detail: httpError.detail }, 'request refused');
       }
