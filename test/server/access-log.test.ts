@@ -5,23 +5,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { signUrl } from '../../lib/index.js';
 import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
+import { captureLog } from '../helpers/log.js';
 import { get, post, tempDir } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIGNING_KEY = 'signing-key-0123456789abcdef0123456789';
-let logged = '';
-const sink = new Writable({
-  write(chunk, _encoding, done) {
-    logged += chunk.toString();
-    done();
-  },
-});
+const log = captureLog();
 const origin = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/png' }).end(gradient(16, 16)));
 await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
 const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
@@ -35,11 +28,11 @@ const config = loadConfig({
   MATTE_URL_PORTS: '*',
   MATTE_METRICS_ADDRESS: 'off',
 });
-const running = await startServer({ config, logger: pino({ level: 'info' }, sink) });
+const running = await startServer({ config, logger: log.logger });
 const base = running.url;
 
 /** The access lines logged so far. */
-const requestLines = () => logged.split('\n').filter((line) => line.includes('"msg":"request"'));
+const requestLines = () => log.text().split('\n').filter((line) => line.includes('"msg":"request"'));
 
 test('a stored result is downloaded; no log line holds its id', async () => {
   const r = await post(base, '/images/edit', { input: gradient(16, 16), operations: '[{"flip":"h"}]' });
@@ -47,11 +40,11 @@ test('a stored result is downloaded; no log line holds its id', async () => {
   const { id, url } = r.json() as { id: string; url: string };
   assert.is((await get(base, new URL(url).pathname)).status, 200);
   assert.is((await get(base, `/images/results/${id}.webp`)).status, 404);
-  await waitFor('the access log lines of both downloads', () => logged.split('"path":"/images/results/').length - 1 >= 2);
-  assert.match(logged, /"path":"\/images\/results\//);
-  assert.not.ok(logged.includes(id), 'the id is in the log');
-  assert.not.ok(logged.includes(id.slice(0, 12)), 'half of the id is in the log');
-  assert.ok(logged.includes(`/images/results/${id.slice(0, 6)}`), 'a short prefix identifies the result');
+  await waitFor('the access log lines of both downloads', () => log.text().split('"path":"/images/results/').length - 1 >= 2);
+  assert.match(log.text(), /"path":"\/images\/results\//);
+  assert.not.ok(log.text().includes(id), 'the id is in the log');
+  assert.not.ok(log.text().includes(id.slice(0, 12)), 'half of the id is in the log');
+  assert.ok(log.text().includes(`/images/results/${id.slice(0, 6)}`), 'a short prefix identifies the result');
 });
 
 test('signed URLs in the access log: no signature, no options segment, no input URL, whatever the answer', async () => {

@@ -3,9 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { decode, disc, formatOf, gradient, makeGif, pixel, solid } from '../helpers/images.js';
+import { captureLog } from '../helpers/log.js';
 import { get, post, startTestServer, tempDir, type Reply, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -294,17 +293,11 @@ test('a store that cannot be written (its directory removed): 503 store_unavaila
 
 test('no model: /readyz 503 (a warning in the log, not an error), background removal 503 model_error, other edits still work', async () => {
   const emptyModels = await tempDir('matte-nomodel-');
-  let logged = '';
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logged += chunk.toString();
-      done();
-    },
-  });
-  const noModel = await startTestServer({ MATTE_MODELS_DIR: emptyModels }, { logger: pino({ level: 'info' }, sink) });
+  const log = captureLog();
+  const noModel = await startTestServer({ MATTE_MODELS_DIR: emptyModels }, { logger: log.logger });
   try {
     assertError(await get(noModel.url, '/readyz'), 503, 'not_ready');
-    const probeLines = () => logged.split('\n').filter((line) => line.includes('"code":"not_ready"'));
+    const probeLines = () => log.text().split('\n').filter((line) => line.includes('"code":"not_ready"'));
     await waitFor('the log lines of the readiness probe', () => probeLines().some((line) => line.includes('"msg":"request"')));
     // pino's levels: 30 info (the access line), 40 warn, 50 error.
     assert.equal(probeLines().map((line) => [JSON.parse(line).level, JSON.parse(line).msg]), [[40, 'not ready'], [30, 'request']]);

@@ -8,12 +8,11 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
+import { captureLog } from '../helpers/log.js';
 import { get, post, sleep, startTestServer, tempDir, TEST_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -60,11 +59,10 @@ test('/metrics: 404 on the public port without MATTE_METRICS_KEY, served on MATT
 });
 
 test('/Images/Results/<id>.png and a trailing slash: not routed (404), and the access log never holds the id', async () => {
-  const lines: string[] = [];
-  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(chunk.toString()), done()) });
+  const captured = captureLog();
   const dir = await tempDir('matte-results-');
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: TEST_KEY, MATTE_RESULTS_DIR: dir, MATTE_METRICS_ADDRESS: 'off' });
-  const running = await startServer({ config, logger: pino({ level: 'info' }, sink) });
+  const running = await startServer({ config, logger: captured.logger });
   try {
     const stored = await post(running.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' });
     const { id, url } = stored.json() as { id: string; url: string };
@@ -74,8 +72,8 @@ test('/Images/Results/<id>.png and a trailing slash: not routed (404), and the a
       assert.is((await get(running.url, variant)).status, 404, variant);
     }
     // The access line is written when the response closes: one for each of the six requests.
-    await waitFor('the six access lines', () => lines.join('').split('"status":').length - 1 >= 6);
-    const log = lines.join('');
+    await waitFor('the six access lines', () => captured.text().split('"status":').length - 1 >= 6);
+    const log = captured.text();
     assert.ok(log.includes('"path":"/images/results/'), 'the downloads were logged');
     assert.not.ok(log.includes(id.slice(6)), 'no access line holds the id past its first 6 characters');
     assert.not.ok(log.toLowerCase().includes(id.slice(6).toLowerCase()), 'nor in another case');

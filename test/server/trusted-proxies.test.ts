@@ -6,12 +6,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http, { type IncomingMessage } from 'node:http';
 import { rm } from 'node:fs/promises';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { clientAddress, compileTrust } from '../../server/client-address.js';
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { MAX_TRUSTED_HOPS } from '../../server/config-proxy.js';
 import { gradient } from '../helpers/images.js';
+import { captureLog, type CapturedLog } from '../helpers/log.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { freePort } from '../helpers/ports.js';
 import { form, rawRequest, startTestServer, statusOf, tempDir, TEST_KEY, type Fields, type TestServer } from '../helpers/server.js';
@@ -24,20 +23,14 @@ const PROXY = '127.0.0.3';
 
 interface Logged {
   server: TestServer;
-  lines: Array<Record<string, unknown>>;
+  log: CapturedLog;
 }
 
 /** The real server on loopback, its log lines collected. */
 async function start(env: Record<string, string>): Promise<Logged> {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const server = await startTestServer({ MATTE_AUTH_FAILURES_PER_MINUTE: '3', ...env }, { logger: pino({ level: 'info' }, sink) });
-  return { server, lines };
+  const log = captureLog();
+  const server = await startTestServer({ MATTE_AUTH_FAILURES_PER_MINUTE: '3', ...env }, { logger: log.logger });
+  return { server, log };
 }
 
 let sequence = 0;
@@ -64,7 +57,7 @@ async function postFrom(server: { port: number }, from: string, headers: Record<
 
 /** The access line of the request `id`. */
 function accessLine(logged: Logged, id: string): Promise<Record<string, unknown>> {
-  return waitFor(`the access line of ${id}`, () => logged.lines.find((l) => l.msg === 'request' && l.reqId === id));
+  return waitFor(`the access line of ${id}`, () => logged.log.lines().find((l) => l.msg === 'request' && l.reqId === id));
 }
 
 // ---- the setting ------------------------------------------------------------------------------------
@@ -135,7 +128,7 @@ test('nothing trusted: forwarding headers change nothing, and the first one is l
     for (let i = 0; i < 3; i++) assert.is((await postFrom(logged.server, GUESSER, { 'X-Api-Key': `guess-${i}`, 'X-Forwarded-For': `198.51.100.${10 + i}` })).status, 401);
     const refused = await postFrom(logged.server, GUESSER, { 'X-Api-Key': 'guess-3', 'X-Forwarded-For': '198.51.100.99' });
     assert.is(refused.status, 429, refused.body);
-    const told = logged.lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('MATTE_TRUSTED_PROXIES'));
+    const told = logged.log.lines().filter((l) => typeof l.msg === 'string' && l.msg.includes('MATTE_TRUSTED_PROXIES'));
     assert.is(told.length, 1, 'said once');
     assert.is(told[0]!.level, 40);
     assert.is(told[0]!.peer, GUESSER);
@@ -230,7 +223,7 @@ test('malformed forwarding headers are ignored (the proxy is the client) or refu
     assert.is(statusOf(huge.text), 431, huge.text.slice(0, 200));
     const control = await rawRequest(logged.server.port, ['POST /images/edit HTTP/1.1\r\nHost: x\r\nForwarded: for=\x01\x02\r\n\r\n']);
     assert.is(statusOf(control.text), 400, control.text.slice(0, 200));
-    assert.not.ok(logged.lines.some((l) => (l.level as number) >= 50), 'no error logged');
+    assert.not.ok(logged.log.lines().some((l) => (l.level as number) >= 50), 'no error logged');
   } finally {
     await logged.server.close();
   }
