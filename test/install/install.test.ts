@@ -43,7 +43,7 @@ async function du(path: string): Promise<number> {
 }
 
 // The installed package runs the packed addon (build/Release) in children with an environment of
-// their own, never the ASan build: the ASan pass would repeat the normal pass's minute for nothing.
+// their own, never the ASan build: the ASan pass would only repeat the normal pass.
 const skip = process.env.MATTE_SANITIZER_LOG_DIR ? 'the ASan pass would repeat the normal pass (the installed package runs the packed addon)' : undefined;
 if (skip) console.log(`install test skipped: ${skip}`);
 const check = skip ? test.skip : test;
