@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { zipSync } from 'fflate';
-import { editSteps, MatteError, type Result } from '../../lib/index.js';
+import { editSteps, MatteError, type JobControl, type Result } from '../../lib/index.js';
 import { HttpError, toHttpError } from '../errors.js';
 import { Base64Decoder, Base64Error } from '../input/base64-stream.js';
 import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, readForm } from '../input/form.js';
@@ -194,24 +194,48 @@ interface Answer {
 }
 
 /**
+ * The job's one budget over several runs (format=zip runs three): each run gets what the runs
+ * before it left, and running out anywhere is the whole budget's job_timeout.
+ */
+function sharedBudget(control: JobControl): { left(): JobControl; renamed(err: unknown): unknown } {
+  const total = control.timeout ?? 0;
+  const started = performance.now();
+  const timedOut = () => new MatteError('job_timeout', `the job took longer than ${total} s and was stopped`);
+  return {
+    left() {
+      if (!total) return control;
+      const seconds = total - (performance.now() - started) / 1000;
+      if (seconds <= 0) throw timedOut();
+      return { ...control, timeout: seconds };
+    },
+    renamed: (err) => (err instanceof MatteError && err.code === 'job_timeout' ? timedOut() : err),
+  };
+}
+
+/**
  * The job: one run of the steps; for format=zip, the cut-out as PNG, then its colour bands as a
- * JPEG and its alpha as a PNG (two short runs of the same job, no model), zipped.
+ * JPEG and its alpha as a PNG (two short runs of the same job, no model, within its budget), zipped.
  */
 async function runRemoveBg(ctx: Context, services: Services, input: Buffer, plan: RemoveBgPlan, backgroundImage: Buffer | undefined): Promise<Answer> {
   const { steps, output } = plan;
   return runJob(ctx, services, async (control) => {
-    const common = { limits: services.limits, ...control };
-    const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, backgroundImage, ...common }).catch((err: unknown) => {
-      throw err instanceof MatteError ? plan.renamed(err) : err;
-    });
-    if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
-    const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common });
-    const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common });
-    // Stored, not deflated: both are compressed images already. A fixed date makes the same
-    // request give the same bytes (an ETag, a CDN, a retry), not a zip that differs by the clock.
-    const entry = { level: 0, mtime: ZIP_ENTRY_DATE } as const;
-    const zip = zipSync({ 'color.jpg': [colour.data, entry], 'alpha.png': [alpha.data, entry] });
-    return { result, data: Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength), mediaType: 'application/zip' };
+    const budget = sharedBudget(control);
+    const common = () => ({ limits: services.limits, ...budget.left() });
+    try {
+      const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, backgroundImage, ...common() }).catch((err: unknown) => {
+        throw err instanceof MatteError ? plan.renamed(err) : err;
+      });
+      if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
+      const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common() });
+      const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common() });
+      // Stored, not deflated: both are compressed images already. A fixed date makes the same
+      // request give the same bytes (an ETag, a CDN, a retry), not a zip that differs by the clock.
+      const entry = { level: 0, mtime: ZIP_ENTRY_DATE } as const;
+      const zip = zipSync({ 'color.jpg': [colour.data, entry], 'alpha.png': [alpha.data, entry] });
+      return { result, data: Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength), mediaType: 'application/zip' };
+    } catch (err) {
+      throw budget.renamed(err);
+    }
   });
 }
 
