@@ -257,7 +257,9 @@ function sendAnswer(ctx: Context, answer: Answer, type: string | undefined): voi
   ctx.set('X-Content-Type-Options', 'nosniff');
   if (ctx.accepts(answer.mediaType, 'application/json') === 'application/json') {
     const foreground = box ? { foreground_top: box.top, foreground_left: box.left, foreground_width: box.width, foreground_height: box.height } : {};
-    ctx.body = { data: { result_b64: answer.data.toString('base64'), ...foreground } };
+    // Made into bytes here: an answer waiting for a slow reader holds its JSON once, not also as text.
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = Buffer.from(JSON.stringify({ data: { result_b64: answer.data.toString('base64'), ...foreground } }));
     return;
   }
   ctx.set('Content-Security-Policy', 'sandbox'); // as matte's raw answers (images.ts)
