@@ -1,6 +1,6 @@
 // A base64 image decoded as its text arrives (remove.bg's image_file_b64, docs/api.md "The
 // remove.bg-compatible API"): the text is never held whole, only its decoded bytes, and a text
-// that is not base64 or decodes past the limit is refused at the chunk that shows it.
+// that is not base64 or decodes past the limit is refused at the step (of STEP_CHARS) that shows it.
 
 /** Why a base64 text was refused. */
 export class Base64Error extends Error {
@@ -47,11 +47,6 @@ export class Base64Decoder {
     private readonly maxBytes: number,
     private readonly mostBytes = maxBytes,
   ) {}
-
-  /** The bytes decoded so far. */
-  get bytes(): number {
-    return this.decoded;
-  }
 
   push(text: string): void {
     if (this.head !== undefined) {

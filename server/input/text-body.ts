@@ -81,15 +81,16 @@ class FieldCollector {
     this.value.push(text);
   }
 
-  /** The value is whole (`absent`: JSON's null). */
-  valueEnd(absent = false): void {
+  /** The value is whole: text, a JSON number (as JavaScript writes it: `5.0` is `5`) or JSON's null (absent). */
+  valueEnd(kind: 'text' | 'number' | 'null' = 'text'): void {
     if (this.decoder) {
       const bytes = this.decoder.end();
       if (bytes.length > 0) this.result.decoded = bytes;
       this.decoder = undefined;
     } else {
-      const text = this.value.join('');
-      if (!absent && text.trim() !== '') this.result.fields[this.name] = text;
+      const joined = this.value.join('');
+      const text = kind === 'number' ? String(Number(joined)) : joined;
+      if (kind !== 'null' && text.trim() !== '') this.result.fields[this.name] = text;
     }
     this.name = '';
     this.value = [];
@@ -181,8 +182,10 @@ export function readJsonFields(ctx: Context, rules: TextFieldRules, bounds: Body
         fields.valuePiece(token.value);
         return;
       case 'endString':
-      case 'endNumber':
         fields.valueEnd();
+        return;
+      case 'endNumber':
+        fields.valueEnd('number');
         return;
       case 'trueValue':
       case 'falseValue':
@@ -190,7 +193,7 @@ export function readJsonFields(ctx: Context, rules: TextFieldRules, bounds: Body
         fields.valueEnd();
         return;
       case 'nullValue':
-        fields.valueEnd(true);
+        fields.valueEnd('null');
         return;
       case 'startObject':
       case 'startArray':
@@ -271,9 +274,9 @@ class PercentDecoder {
     return out.subarray(0, n);
   }
 
-  /** What was held: a `%` with fewer than two characters after it is itself. */
+  /** What was held: a `%` with fewer than two characters after it is itself (and a `+` after it a space). */
   end(): Buffer {
-    const rest = Buffer.from(this.held);
+    const rest = Buffer.from(this.held.map((byte) => (byte === PLUS ? 0x20 : byte)));
     this.held = [];
     return rest;
   }
