@@ -66,15 +66,17 @@ RUN apt-get update \
 COPY --from=build /node/node /usr/local/bin/node
 COPY --from=install /opt/matte/ /opt/matte/
 # The documented settings for a container: every address, results on the volume at /var/lib/matte
-# (their directory must be matte's own and 0700: docs/configuration.md), the baked model read-only,
-# and /metrics on its own port for a scraper on the container network.
+# (their directory must be matte's own and 0700: docs/configuration.md), the baked model read-only.
+# /metrics (no key) stays on the container's loopback unless the operator opens it: with
+# MATTE_METRICS_ADDRESS=0.0.0.0:9464 for a scraper on a network of its own (the Kubernetes
+# manifests do), or with MATTE_METRICS_KEY on the public port.
 ENV NODE_ENV=production \
     PATH=/opt/matte/node_modules/.bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOST=0.0.0.0 \
     PORT=8080 \
     MATTE_RESULTS_DIR=/var/lib/matte/results \
     MATTE_MODELS_DIR=/opt/matte/models \
-    MATTE_METRICS_ADDRESS=0.0.0.0:9464
+    MATTE_METRICS_ADDRESS=127.0.0.1:9464
 USER 10001:10001
 WORKDIR /var/lib/matte
 EXPOSE 8080 9464

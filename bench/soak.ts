@@ -9,7 +9,8 @@
 // rate with at most --inflight requests at once (below the server's concurrency + queue, so a 503
 // is a failure, not back-pressure): edits (upload, url and raw outputs), remove-background, URL
 // inputs, uploads aborted mid-body, slow clients dripping their body, oversize uploads and URLs,
-// and bad inputs (garbage bytes, broken operations, unreachable URLs). Wrong keys (one stale key in
+// bad inputs (garbage bytes, broken operations, unreachable URLs), remove.bg's API with a base64
+// image, and hostile remove.bg bodies as large as a body may be. Wrong keys (one stale key in
 // a loop, and random ones) come from another loopback address (127.0.0.2) and through a trusted
 // proxy (127.0.0.3, X-Forwarded-For), beside right keys from the same addresses, under a throttle
 // low enough to engage: the run tests the throttle instead of tripping over it. Every 2 s it
@@ -74,6 +75,17 @@ const images: Record<string, Buffer> = {
   'truncated.png': png.subarray(0, Math.floor(png.length / 2)),
 };
 const oversize = Buffer.concat([images['photo.jpg']!, Buffer.alloc(MAX_INPUT_BYTES + 1024, 7)]);
+// remove.bg's hostile bodies, as large as a body may be (MAX_INPUT_BYTES plus the form's allowance):
+// values that are not scalars, unknown and repeated names, a text field past its bound.
+const BODY_BOUND = MAX_INPUT_BYTES + 1024 * 1024;
+const filled = (head: string, piece: string) => Buffer.from(head + piece.repeat(Math.ceil((BODY_BOUND - head.length) / piece.length))).subarray(0, BODY_BOUND);
+const HOSTILE_BODIES = [
+  { body: filled('{"tag":[', '{},'), type: 'application/json' },
+  { body: filled('{"tag":"a"', ',"tag":"a"'), type: 'application/json' },
+  { body: filled('{"tag":"', 'x'), type: 'application/json' },
+  { body: filled('a', '&a'), type: 'application/x-www-form-urlencoded' },
+  { body: filled('tag=', '%41'), type: 'application/x-www-form-urlencoded' },
+];
 
 // ---- the local image host (loopback) --------------------------------------------------------------
 
@@ -331,6 +343,24 @@ const KINDS: Record<string, { weight: number; expect: number[]; run: () => Promi
     weight: 2,
     expect: [200],
     run: () => request('POST', '/images/edit', multipart({ input: file('photo.jpg'), operations: pick(EDITS), output: 'raw' }), { 'X-Api-Key': KEY, 'X-Forwarded-For': pick(['203.0.113.7', '203.0.113.8']) }, PROXY),
+  },
+  // remove.bg's API: an image in base64 answered as an image, as JSON or as a zip; and now and
+  // then a hostile body as large as a body may be, refused where it turns hostile.
+  'removebg base64': {
+    weight: 4,
+    expect: [200],
+    run: () =>
+      request(
+        'POST',
+        '/v1.0/removebg',
+        { body: Buffer.from(JSON.stringify({ image_file_b64: images['subject.png']!.toString('base64'), size: 'full', format: pick(['png', 'zip']) })), type: 'application/json' },
+        { 'X-Api-Key': KEY, Accept: pick(['image/*', 'application/json']) },
+      ),
+  },
+  'hostile body': {
+    weight: 2,
+    expect: [400],
+    run: () => request('POST', pick(['/v1.0/removebg', '/v1.0/improve']), pick(HOSTILE_BODIES)),
   },
   'bad url': {
     weight: 4,

@@ -12,7 +12,7 @@
 // In a local folder, as before: an existing file is not overwritten without --force.
 import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { OutputFormat, Result } from '../lib/index.js';
 import type { BucketClient } from './bucket.js';
 import { CliError, fsReason } from './errors.js';
@@ -68,6 +68,32 @@ const SETTINGS_META = 'matte-settings';
 const SOURCE_META = 'matte-source';
 const VERSION_META = 'matte-source-version';
 
+/** The longest key a bucket takes (S3's limit, in UTF-8 bytes), and the longest relative name a folder output takes. */
+export const MAX_KEY_BYTES = 1024;
+/** The longest name of one file or folder (NAME_MAX of Linux file systems). */
+const MAX_SEGMENT_BYTES = 255;
+
+/**
+ * The one rule for a result's relative name, in a folder or in a bucket: segments that are names
+ * (no empty, `.` or `..` one, so no leading `/` either), no NUL, at most MAX_KEY_BYTES with the
+ * prefix (a bucket's key), and in a folder no segment longer than a file name may be. A stored key
+ * may hold any of these (AWS keeps them literally, stores that normalise paths move them), so an
+ * input's name is checked before its job runs: it fails alone, the batch goes on.
+ */
+function checkResultName(item: Item, name: string, where: { prefixBytes: number; maxSegmentBytes?: number }): void {
+  const segments = name.split('/');
+  const refusal = name.includes('\0')
+    ? 'holds a NUL character'
+    : segments.some((segment) => segment === '' || segment === '.' || segment === '..')
+      ? 'has an empty, "." or ".." path segment'
+      : where.prefixBytes + Buffer.byteLength(name) > MAX_KEY_BYTES
+        ? `is longer than ${MAX_KEY_BYTES} bytes`
+        : where.maxSegmentBytes !== undefined && segments.some((segment) => Buffer.byteLength(segment) > where.maxSegmentBytes!)
+          ? `has a segment longer than ${where.maxSegmentBytes} bytes, the longest file name`
+          : undefined;
+  if (refusal) throw new CliError(`${item.label}: its result's name ${refusal}`, 'invalid_input', item.key);
+}
+
 const sourceHash = (name: string) => createHash('sha256').update(name, 'utf8').digest('base64url').slice(0, 32);
 
 class BucketOutputs implements Outputs {
@@ -94,6 +120,7 @@ class BucketOutputs implements Outputs {
   }
 
   async prepare(item: Item, name: string): Promise<'run' | 'skip'> {
+    checkResultName(item, name, { prefixBytes: Buffer.byteLength(this.location.prefix) });
     const meta = await this.client.metadata(this.location.bucket, this.location.prefix + name);
     if (!meta) return 'run';
     const source = meta[SOURCE_META];
@@ -139,9 +166,7 @@ class FolderOutputs implements Outputs {
   }
 
   async prepare(item: Item, name: string): Promise<'run' | 'skip'> {
-    // An object's key may hold '..' or start with '/': never a path outside the folder.
-    const clean = normalize(name);
-    if (isAbsolute(name) || clean === '..' || clean.startsWith(`..${sep}`)) throw new CliError(`${item.label}: its name cannot be a file in ${this.dir}`, 'invalid_input', item.key);
+    checkResultName(item, name, { prefixBytes: 0, maxSegmentBytes: MAX_SEGMENT_BYTES });
     const output = this.labelOf(name);
     const other = this.taken.get(output);
     if (other !== undefined) throw new CliError(`${item.label}: its result ${output} would overwrite the result of ${other}`, 'output_exists', output);

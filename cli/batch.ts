@@ -16,7 +16,7 @@ import { inputsOf, type BrokenInput, type Item } from './batch-inputs.js';
 import { outputsOf, resultName, type Failure, type Outputs } from './batch-outputs.js';
 import { CliError, describe, errorBody } from './errors.js';
 import { formatBytes } from './files.js';
-import { checkNoOverlap, isBucket, parseLocation, type Location } from './locations.js';
+import { checkFolderOverlap, checkNoOverlap, isBucket, parseLocation, type Location } from './locations.js';
 import { createProgress, type FileOutcome, type Progress } from './progress.js';
 import { parsePositive } from './options.js';
 import { parseShard, resolveShard, type Shard } from './shard.js';
@@ -187,6 +187,7 @@ export async function runBatch(inputArgs: string[], flags: BatchFlags, job: Batc
   const inputs: Location[] = inputArgs.map(parseLocation);
   const output = parseLocation(flags.output);
   checkNoOverlap(inputs, output);
+  await checkFolderOverlap(inputs, output);
   const shard = resolveShard(flags.shard, flags.shards);
   const bucketWork = inputs.some(isBucket) || isBucket(output);
   const json = Boolean(flags.json);

@@ -58,6 +58,8 @@ export function fsReason(err: unknown): string {
       return 'no space left on the device';
     case 'EROFS':
       return 'read-only file system';
+    case 'ENAMETOOLONG':
+      return 'the name is too long for the file system';
     default:
       return code ?? describe(err);
   }

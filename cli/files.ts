@@ -1,10 +1,11 @@
 // Reading inputs and writing results for the commands: plain-language reasons for file errors,
 // and no result file overwritten unless --force (the write itself refuses an existing file, so a
 // file created meanwhile is not clobbered either).
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, link, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
-import { basename, dirname, extname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { OUTPUT_FORMATS, type OutputFormat } from '../lib/index.js';
 import { CliError, fsReason } from './errors.js';
 
@@ -67,11 +68,13 @@ export async function exists(path: string): Promise<boolean> {
  * Writes a result; refuses an existing file unless force. The bytes go to a hidden temporary file
  * beside the result first, which then takes the result's name in one step (link: fails if the name
  * exists; rename with --force): a run stopped midway (Ctrl-C, a full disk) never leaves a truncated
- * image under the result's name, nor destroys the file --force was replacing.
+ * image under the result's name, nor destroys the file --force was replacing. The temporary name
+ * is short whatever the result's, so a name the file system takes never fails for its temporary
+ * file; and whatever happens, the failure reported is the write's (never its clean-up's).
  */
 export async function writeOutput(path: string, data: Buffer, force: boolean): Promise<void> {
   if (path === STDIO) return writeStdout(data);
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.partial`);
+  const temporary = join(dirname(path), `.matte-${process.pid}-${randomBytes(6).toString('hex')}.partial`);
   try {
     await writeFile(temporary, data, { flag: 'wx' });
     if (force) await rename(temporary, path);
@@ -83,7 +86,7 @@ export async function writeOutput(path: string, data: Buffer, force: boolean): P
   } catch (err) {
     throw new CliError(`cannot write ${path}: ${fsReason(err)}`, 'output_error', path);
   } finally {
-    await rm(temporary, { force: true });
+    await rm(temporary, { force: true }).catch(() => {});
   }
 }
 

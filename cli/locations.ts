@@ -1,6 +1,8 @@
 // Where a batch reads and writes: a local path, or `s3://bucket/prefix/` (a prefix of keys in a
 // bucket, reached with the store's settings: server/config-scale.ts's s3Connection). Any other
 // `scheme://` is refused by name, so a typo (`s4://`, `gs://`) never becomes a local directory.
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { BUCKET_NAME } from '../server/config-scale.js';
 import { CliError } from './errors.js';
 
@@ -53,6 +55,34 @@ export function checkNoOverlap(inputs: Location[], output: Location): void {
     if (input.kind === 'bucket' && output.kind === 'bucket' && input.bucket === output.bucket) {
       if (output.prefix.startsWith(input.prefix)) throw new CliError(`the output ${output.url} is inside the input ${input.url}: its results would be read as inputs; choose a prefix outside it`, 'invalid_option', output.url);
       if (input.prefix.startsWith(output.prefix)) throw new CliError(`the input ${input.url} is inside the output ${output.url}: results would be written among the inputs; choose a prefix outside it`, 'invalid_option', input.url);
+    }
+  }
+}
+
+/** The real path `path` has or would have: its nearest existing ancestor's, with the rest added. */
+async function realPathOf(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(await realPathOf(parent), basename(absolute));
+  }
+}
+
+/**
+ * Refuses an output folder that is an input folder or inside one, by real paths (so a link, `.`
+ * or `../x` is no way around it): with --force its results would replace the inputs' neighbours
+ * (a.jpg's cut-out over an unrelated a.png). Input files, not folders, are the user's explicit choice.
+ */
+export async function checkFolderOverlap(inputs: Location[], output: Location): Promise<void> {
+  if (output.kind !== 'path') return;
+  const out = await realPathOf(output.path);
+  for (const input of inputs) {
+    if (input.kind !== 'path' || !(await stat(input.path).then((s) => s.isDirectory(), () => false))) continue;
+    const folder = await realpath(input.path);
+    if (out === folder || out.startsWith(folder.endsWith(sep) ? folder : folder + sep)) {
+      throw new CliError(`the output ${output.path} is the input folder ${input.path} or inside it: its results could overwrite files there; choose a folder outside it`, 'invalid_option', output.path);
     }
   }
 }

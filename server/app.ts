@@ -212,7 +212,7 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
     services.logger.info({ reqId: requestId, status, code, err: { code: err.code } }, 'request refused by the HTTP parser');
     socket.end(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   server.requestTimeout = config.requestTimeoutMs + 5000; // a backstop: readForm answers 408 first

@@ -113,8 +113,9 @@ export function errorHandler(options: { modelReady: () => boolean }) {
       }
       // Headers set before the error (e.g. by a half-done download) must not leak into the error.
       if (!ctx.headerSent) {
-        // The request id and the CORS headers (server/cors.ts) stay, so a browser can read the error.
-        const keep = (name: string) => name === 'x-request-id' || name === 'vary' || name.startsWith('access-control-');
+        // The request id, nosniff (every answer's) and the CORS headers (server/cors.ts) stay, so a
+        // browser can read the error and never sniffs it.
+        const keep = (name: string) => name === 'x-request-id' || name === 'x-content-type-options' || name === 'vary' || name.startsWith('access-control-');
         for (const name of Object.keys(ctx.response.headers)) if (!keep(name)) ctx.remove(name);
         sendError(ctx, httpError);
       }

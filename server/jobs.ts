@@ -153,9 +153,10 @@ export class JobLimiter {
 }
 
 /**
- * Admits an image request before its body is read, or refuses it with 503 when full. A raw result
- * (a Buffer body) keeps its admission until its bytes are sent or its connection is gone: a
- * client that does not read cannot make the server hold more results than it admits.
+ * Admits an image request before its body is read, or refuses it with 503 when full. Every answer
+ * (raw bytes, or JSON that carries an image) keeps its admission until its bytes are sent or its
+ * connection is gone: a client that does not read cannot make the server hold more answers than
+ * it admits.
  */
 export function shedLoad(limiter: JobLimiter) {
   return async (ctx: Context, next: Next) => {
@@ -167,7 +168,7 @@ export function shedLoad(limiter: JobLimiter) {
       throw err;
     }
     const res = ctx.res;
-    if (Buffer.isBuffer(ctx.body) && !res.destroyed && !ctx.req.socket?.destroyed) res.once('close', done);
+    if (ctx.body != null && !res.destroyed && !ctx.req.socket?.destroyed) res.once('close', done);
     else done();
   };
 }

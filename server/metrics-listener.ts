@@ -18,7 +18,7 @@ export interface MetricsListener {
 }
 
 function reply(res: http.ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
   res.end(body);
 }
 

@@ -1,7 +1,7 @@
 // A request body received within bounds: at most so many bytes (413 input_too_large, by
 // Content-Length before a byte is read, else as it streams), within a time (408 request_timeout),
 // and stopped when the client goes away. The multipart form (form.ts) is received so, and the
-// remove.bg route's JSON and url-encoded bodies (readBody) too.
+// remove.bg routes' JSON and url-encoded bodies (text-body.ts) too.
 import type { Context } from 'koa';
 import { HttpError } from '../errors.js';
 
@@ -65,28 +65,5 @@ export function receiveBody<T>(ctx: Context, bounds: BodyBounds, consume: (done:
     const stop = consume(finish);
     req.on('data', count);
     req.on('close', onClose);
-  });
-}
-
-/** The whole body as one buffer, within `bounds` (a JSON or url-encoded body). */
-export function readBody(ctx: Context, bounds: BodyBounds): Promise<Buffer> {
-  const req = ctx.req;
-  return receiveBody<Buffer>(ctx, bounds, (done) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-    };
-    const onEnd = () => done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = (err: Error) => done(new HttpError(400, 'client_closed', 'the request body could not be read', { cause: err }));
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onError);
-    return () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
   });
 }

@@ -121,8 +121,8 @@ export async function readForm(ctx: Context, options: FormOptions): Promise<Form
   }
   const fileFields = fileFieldsOf(options);
   const maxFieldBytes = options.maxFieldBytes ?? MAX_FIELD_BYTES;
-  // The files together within the upload limit, and text fields beyond the usual overhead when they may be long.
-  const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES + Math.max(0, maxFieldBytes - MAX_FIELD_BYTES);
+  // One bound for the whole body, files and text together: the upload limit and the form's allowance.
+  const totalLimit = options.maxInputBytes + FORM_OVERHEAD_BYTES;
   const upload = uploadMiddleware(options);
   const parsed = await receiveBody<{ body: Record<string, unknown>; files: multer.File[] }>(ctx, { maxBodyBytes: totalLimit, maxInputBytes: options.maxInputBytes, timeoutMs: options.timeoutMs }, (done) => {
     // multer pipes the request into busboy synchronously.

@@ -18,6 +18,7 @@ import {
   type Step,
 } from '../../lib/index.js';
 import { HttpError } from '../errors.js';
+import type { Base64Error } from '../input/base64-stream.js';
 
 /** Every field the route takes: the document's, and `shadow_type` / `shadow_opacity` of remove.bg's current API. */
 export const REMOVEBG_FIELDS = [
@@ -57,11 +58,12 @@ export const badField = (code: string, field: string, message: string) => new Ht
 export type ImageSource = { field: 'image_file'; bytes: Buffer } | { field: 'image_file_b64'; bytes: Buffer } | { field: 'image_url'; url: URL };
 
 /**
- * Exactly one source (missing_source, multiple_sources). An empty text value counts as absent, as
- * the document's "the other image source parameters must be empty" reads.
+ * Exactly one source (missing_source, multiple_sources): image_file and image_file_b64 (decoded as
+ * the body arrived: base64Refusal) are in `files`. An empty text value counts as absent, as the
+ * document's "the other image source parameters must be empty" reads.
  */
-export function imageSource(fields: Record<string, string>, files: Record<string, Buffer>, maxInputBytes: number): ImageSource {
-  const given = (['image_file', 'image_file_b64', 'image_url'] as const).filter((name) => (name === 'image_file' ? files.image_file !== undefined : fields[name] !== undefined));
+export function imageSource(fields: Record<string, string>, files: Record<string, Buffer>): ImageSource {
+  const given = (['image_file', 'image_file_b64', 'image_url'] as const).filter((name) => (name === 'image_url' ? fields[name] !== undefined : files[name] !== undefined));
   if (given.length === 0) {
     throw new HttpError(400, 'missing_source', 'Please provide the source image in the image_url, image_file or image_file_b64 parameter.');
   }
@@ -69,9 +71,8 @@ export function imageSource(fields: Record<string, string>, files: Record<string
     throw new HttpError(400, 'multiple_sources', `Multiple image sources given (${given.join(', ')}): please provide either the image_url, image_file or image_file_b64 parameter.`);
   }
   const field = given[0]!;
-  if (field === 'image_file') return { field, bytes: files.image_file! };
-  if (field === 'image_file_b64') return { field, bytes: base64Image(fields.image_file_b64!, maxInputBytes) };
-  return { field, url: httpUrl('image_url', 'invalid_image_url', fields.image_url!) };
+  if (field === 'image_url') return { field, url: httpUrl('image_url', 'invalid_image_url', fields.image_url!) };
+  return { field, bytes: files[field]! };
 }
 
 /** An absolute http(s) URL (what server/input/fetch.ts fetches), else the field's code. */
@@ -86,21 +87,13 @@ export function httpUrl(field: string, code: string, text: string): URL {
   return url;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /**
- * image_file_b64: standard base64 (line breaks allowed, and a `data:...;base64,` prefix, which
- * browsers' FileReader gives), decoded size at most the upload limit (file_too_large).
+ * image_file_b64's refusals (server/input/base64-stream.ts: standard base64, line breaks and a
+ * `data:...;base64,` prefix taken): past the upload limit file_too_large, else invalid_image_file_b64.
  */
-function base64Image(text: string, maxInputBytes: number): Buffer {
-  const maxChars = Math.ceil(maxInputBytes / 3) * 4;
-  const data = text.replace(/^data:[^,;]{0,100};base64,/, '').replace(/[\r\n\t ]+/g, '');
-  if (data.length > maxChars + 4) throw new HttpError(400, 'file_too_large', `the decoded image_file_b64 exceeds the limit of ${maxInputBytes} bytes`, { path: 'image_file_b64' });
-  if (data.length % 4 !== 0 || !BASE64.test(data)) throw badField('invalid_image_file_b64', 'image_file_b64', 'image_file_b64 must be a base64-encoded image (A-Z, a-z, 0-9, + and /, padded with =)');
-  const bytes = Buffer.from(data, 'base64');
-  if (bytes.length > maxInputBytes) throw new HttpError(400, 'file_too_large', `the decoded image_file_b64 exceeds the limit of ${maxInputBytes} bytes`, { path: 'image_file_b64' });
-  if (bytes.length === 0) throw new HttpError(400, 'missing_source', 'image_file_b64 is empty: please provide the source image.', { path: 'image_file_b64' });
-  return bytes;
+export function base64Refusal(err: Base64Error, maxInputBytes: number): HttpError {
+  if (err.reason === 'too_large') return new HttpError(400, 'file_too_large', `the decoded image_file_b64 exceeds the limit of ${maxInputBytes} bytes`, { path: 'image_file_b64', closeConnection: true });
+  return new HttpError(400, 'invalid_image_file_b64', `image_file_b64 ${err.message}`, { path: 'image_file_b64', closeConnection: true });
 }
 
 // ---- the settings -----------------------------------------------------------------------------

@@ -9,13 +9,15 @@ import { randomUUID } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { zipSync } from 'fflate';
-import { editSteps, MatteError, type Result } from '../../lib/index.js';
+import { editSteps, MatteError, type JobControl, type Result } from '../../lib/index.js';
 import { HttpError, toHttpError } from '../errors.js';
-import { readBody } from '../input/body.js';
-import { FORM_OVERHEAD_BYTES, readForm } from '../input/form.js';
+import { Base64Decoder, Base64Error } from '../input/base64-stream.js';
+import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, readForm } from '../input/form.js';
+import { readJsonFields, readUrlEncodedFields } from '../input/text-body.js';
 import type { Services } from '../services.js';
 import { fetchUrl, runJob } from './images.js';
 import {
+  base64Refusal,
   IMPROVE_FIELDS,
   IMPROVE_FILE_FIELDS,
   imageSource,
@@ -119,64 +121,55 @@ function removeBgErrors(services: Services): Middleware {
 
 interface Body {
   fields: Record<string, string>;
+  /** The uploaded files, and image_file_b64 decoded (from any of the three bodies). */
   files: Record<string, Buffer>;
 }
 
+/** The field whose text is an image in base64. */
+const BASE64_FIELD = 'image_file_b64';
+
 /**
- * multipart/form-data, application/x-www-form-urlencoded or application/json, read within the
- * upload limit (image_file_b64 as base64 text may be a third larger) and the request timeout.
- * Values are text (JSON's booleans and numbers as text); an empty value counts as absent.
+ * multipart/form-data, application/x-www-form-urlencoded or application/json, within one bound
+ * for everything the body carries, files and base64 text together (the upload limit and the
+ * form's allowance, as matte's own routes; refused from Content-Length before a byte is read),
+ * and the request timeout. The JSON and url-encoded bodies are checked as they stream
+ * (server/input/text-body.ts); image_file_b64 is decoded as it arrives, at most the upload limit.
+ * Values are text (JSON's booleans and numbers as text), at most MAX_FIELD_BYTES each; an empty
+ * value counts as absent.
  */
 async function readRemoveBgBody(ctx: Context, services: Services, allowed: readonly string[], fileFields: readonly string[]): Promise<Body> {
   const { maxInputBytes, requestTimeoutMs } = services.config;
-  const base64Bytes = Math.ceil(maxInputBytes / 3) * 4;
-  let fields: Record<string, unknown>;
-  let files: Record<string, Buffer> = {};
-  if (ctx.is('multipart/form-data')) {
-    const form = await readForm(ctx, { allowed, files: fileFields, maxInputBytes, maxFieldBytes: base64Bytes, timeoutMs: requestTimeoutMs });
-    fields = form.fields;
-    files = form.files ?? {};
-  } else {
-    const json = Boolean(ctx.is('application/json'));
-    if (!json && !ctx.is('application/x-www-form-urlencoded')) {
-      throw new HttpError(400, 'invalid_content_type', 'the body must be multipart/form-data, application/x-www-form-urlencoded or application/json', { closeConnection: true });
-    }
-    // Percent-encoding makes base64's + and / three bytes each: a quarter more is ample.
-    const bytes = await readBody(ctx, { maxBodyBytes: Math.ceil(base64Bytes * 1.25) + FORM_OVERHEAD_BYTES, maxInputBytes, timeoutMs: requestTimeoutMs });
-    fields = json ? jsonFields(bytes) : formFields(bytes);
-  }
-  const text: Record<string, string> = {};
-  for (const [name, value] of Object.entries(fields)) {
-    if (!allowed.includes(name)) throw new HttpError(400, 'unknown_parameter', `unknown parameter "${name}" (this endpoint takes ${allowed.join(', ')})`, { path: name });
-    if (fileFields.includes(name)) throw new HttpError(400, 'invalid_parameter', `${name} must be a file part of a multipart/form-data body`, { path: name });
-    if (value === null || value === undefined) continue;
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-      throw new HttpError(400, 'invalid_parameter', `${name} must be a string, a number or a boolean`, { path: name });
-    }
-    const string = String(value);
-    if (string.trim() !== '') text[name] = string;
-  }
-  return { fields: text, files };
-}
-
-function jsonFields(bytes: Buffer): Record<string, unknown> {
-  let value: unknown;
+  const bounds = { maxBodyBytes: maxInputBytes + FORM_OVERHEAD_BYTES, maxInputBytes, timeoutMs: requestTimeoutMs };
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    if (ctx.is('multipart/form-data')) return await readRemoveBgForm(ctx, services, allowed, fileFields);
+    const rules = { allowed, fileOnly: fileFields, base64: { name: BASE64_FIELD, maxBytes: maxInputBytes }, maxValueBytes: MAX_FIELD_BYTES };
+    const read = ctx.is('application/json') ? readJsonFields : ctx.is('application/x-www-form-urlencoded') ? readUrlEncodedFields : undefined;
+    if (!read) throw new HttpError(400, 'invalid_content_type', 'the body must be multipart/form-data, application/x-www-form-urlencoded or application/json', { closeConnection: true });
+    const { fields, decoded } = await read(ctx, rules, bounds);
+    return { fields, files: decoded ? { [BASE64_FIELD]: decoded } : {} };
   } catch (err) {
-    throw new HttpError(400, 'invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
+    throw err instanceof Base64Error ? base64Refusal(err, maxInputBytes) : err;
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new HttpError(400, 'invalid_json', 'the body must be a JSON object of parameters');
-  return value as Record<string, unknown>;
 }
 
-function formFields(bytes: Buffer): Record<string, unknown> {
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of new URLSearchParams(bytes.toString('utf8'))) {
-    if (Object.hasOwn(fields, name)) throw new HttpError(400, 'invalid_parameter', `${name} is given more than once`, { path: name });
-    fields[name] = value;
+/** A multipart body: multer holds a text field whole, so image_file_b64 is decoded once it is in. */
+async function readRemoveBgForm(ctx: Context, services: Services, allowed: readonly string[], fileFields: readonly string[]): Promise<Body> {
+  const { maxInputBytes, requestTimeoutMs } = services.config;
+  const form = await readForm(ctx, { allowed, files: fileFields, maxInputBytes, maxFieldBytes: maxInputBytes + FORM_OVERHEAD_BYTES, timeoutMs: requestTimeoutMs });
+  const fields: Record<string, string> = {};
+  const files = { ...form.files };
+  for (const [name, value] of Object.entries(form.fields)) {
+    if (name === BASE64_FIELD) {
+      const decoder = new Base64Decoder(maxInputBytes, Math.ceil((value.length * 3) / 4));
+      decoder.push(value);
+      const bytes = decoder.end();
+      if (bytes.length > 0) files[name] = bytes;
+      continue;
+    }
+    if (Buffer.byteLength(value) > MAX_FIELD_BYTES) throw new HttpError(400, 'invalid_field', `${name} is longer than ${MAX_FIELD_BYTES} bytes`, { path: name });
+    if (value.trim() !== '') fields[name] = value;
   }
-  return fields;
+  return { fields, files };
 }
 
 // ---- POST /v1.0/removebg ----------------------------------------------------------------------
@@ -201,24 +194,48 @@ interface Answer {
 }
 
 /**
+ * The job's one budget over several runs (format=zip runs three): each run gets what the runs
+ * before it left, and running out anywhere is the whole budget's job_timeout.
+ */
+function sharedBudget(control: JobControl): { left(): JobControl; renamed(err: unknown): unknown } {
+  const total = control.timeout ?? 0;
+  const started = performance.now();
+  const timedOut = () => new MatteError('job_timeout', `the job took longer than ${total} s and was stopped`);
+  return {
+    left() {
+      if (!total) return control;
+      const seconds = total - (performance.now() - started) / 1000;
+      if (seconds <= 0) throw timedOut();
+      return { ...control, timeout: seconds };
+    },
+    renamed: (err) => (err instanceof MatteError && err.code === 'job_timeout' ? timedOut() : err),
+  };
+}
+
+/**
  * The job: one run of the steps; for format=zip, the cut-out as PNG, then its colour bands as a
- * JPEG and its alpha as a PNG (two short runs of the same job, no model), zipped.
+ * JPEG and its alpha as a PNG (two short runs of the same job, no model, within its budget), zipped.
  */
 async function runRemoveBg(ctx: Context, services: Services, input: Buffer, plan: RemoveBgPlan, backgroundImage: Buffer | undefined): Promise<Answer> {
   const { steps, output } = plan;
   return runJob(ctx, services, async (control) => {
-    const common = { limits: services.limits, ...control };
-    const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, backgroundImage, ...common }).catch((err: unknown) => {
-      throw err instanceof MatteError ? plan.renamed(err) : err;
-    });
-    if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
-    const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common });
-    const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common });
-    // Stored, not deflated: both are compressed images already. A fixed date makes the same
-    // request give the same bytes (an ETag, a CDN, a retry), not a zip that differs by the clock.
-    const entry = { level: 0, mtime: ZIP_ENTRY_DATE } as const;
-    const zip = zipSync({ 'color.jpg': [colour.data, entry], 'alpha.png': [alpha.data, entry] });
-    return { result, data: Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength), mediaType: 'application/zip' };
+    const budget = sharedBudget(control);
+    const common = () => ({ limits: services.limits, ...budget.left() });
+    try {
+      const result = await editSteps(input, steps, { format: output.format, quality: REMOVEBG_JPEG_QUALITY, matteCache: services.matteCache, handOver: true, backgroundImage, ...common() }).catch((err: unknown) => {
+        throw err instanceof MatteError ? plan.renamed(err) : err;
+      });
+      if (!output.zip) return { result, data: result.data, mediaType: result.mediaType };
+      const colour = await editSteps(result.data, [{ op: 'extractColour' }], { format: 'jpeg', quality: REMOVEBG_JPEG_QUALITY, ...common() });
+      const alpha = await editSteps(result.data, [{ op: 'extractAlpha' }], { format: 'png', ...common() });
+      // Stored, not deflated: both are compressed images already. A fixed date makes the same
+      // request give the same bytes (an ETag, a CDN, a retry), not a zip that differs by the clock.
+      const entry = { level: 0, mtime: ZIP_ENTRY_DATE } as const;
+      const zip = zipSync({ 'color.jpg': [colour.data, entry], 'alpha.png': [alpha.data, entry] });
+      return { result, data: Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength), mediaType: 'application/zip' };
+    } catch (err) {
+      throw budget.renamed(err);
+    }
   });
 }
 
@@ -240,7 +257,9 @@ function sendAnswer(ctx: Context, answer: Answer, type: string | undefined): voi
   ctx.set('X-Content-Type-Options', 'nosniff');
   if (ctx.accepts(answer.mediaType, 'application/json') === 'application/json') {
     const foreground = box ? { foreground_top: box.top, foreground_left: box.left, foreground_width: box.width, foreground_height: box.height } : {};
-    ctx.body = { data: { result_b64: answer.data.toString('base64'), ...foreground } };
+    // Made into bytes here: an answer waiting for a slow reader holds its JSON once, not also as text.
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = Buffer.from(JSON.stringify({ data: { result_b64: answer.data.toString('base64'), ...foreground } }));
     return;
   }
   ctx.set('Content-Security-Policy', 'sandbox'); // as matte's raw answers (images.ts)
@@ -263,7 +282,7 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
   router.post('/v1.0/removebg', errors, guards.key, guards.admit, async (ctx) => {
     const { fields, files } = await readRemoveBgBody(ctx, services, REMOVEBG_FIELDS, REMOVEBG_FILE_FIELDS);
     // Every field is checked before the image is fetched or a pixel decoded.
-    const source = imageSource(fields, files, services.config.maxInputBytes);
+    const source = imageSource(fields, files);
     const settings = parseSettings(fields, files);
     await services.model.check(undefined); // the loaded models' names, for modelFor
     const model = modelFor(settings.type, services.model.names);
@@ -301,7 +320,7 @@ export function removeBgRoutes(router: Router, services: Services, guards: Remov
   // dropped; the id answered is fresh and refers to nothing kept.
   router.post('/v1.0/improve', errors, guards.key, guards.admit, async (ctx) => {
     const { fields, files } = await readRemoveBgBody(ctx, services, IMPROVE_FIELDS, IMPROVE_FILE_FIELDS);
-    imageSource(fields, files, services.config.maxInputBytes);
+    imageSource(fields, files);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { id: randomUUID() };
   });

@@ -15,9 +15,11 @@ import http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
+import ipaddr from 'ipaddr.js';
 import { parse } from 'yaml';
 import { signUrl } from '../../lib/index.js';
 import { loadConfig } from '../../server/config.js';
+import { FORM_OVERHEAD_BYTES } from '../../server/input/form.js';
 import { dockerfileRuntime, documentedSettings, ROOT } from '../helpers/deploy.js';
 import { decode, formatOf, gradient } from '../helpers/images.js';
 import { checkNginx, NGINX, startNginx, type RunningNginx } from '../helpers/nginx.js';
@@ -33,6 +35,7 @@ const FILLED_ENV: Record<string, string> = {
   MATTE_API_KEYS: TEST_KEY,
   MATTE_URL_SIGNING_KEYS: SIGNING_KEY,
   MINIO_ROOT_PASSWORD: 'a-minio-password',
+  MINIO_MATTE_PASSWORD: 'a-bucket-password',
 };
 
 /** Compose's interpolation: $$, ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}. */
@@ -73,7 +76,7 @@ test('every variable compose.yaml reads is in .env.example, and the secrets are 
   const read = new Set([...COMPOSE_TEXT.matchAll(/\$\{([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]!));
   const offered = new Set([...ENV_EXAMPLE.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]!));
   for (const name of read) if (name !== 'MATTE_CONCURRENCY') assert.ok(offered.has(name), `${name} is in .env.example`);
-  for (const secret of ['MATTE_API_KEYS', 'MATTE_URL_SIGNING_KEYS', 'MINIO_ROOT_PASSWORD']) {
+  for (const secret of ['MATTE_API_KEYS', 'MATTE_URL_SIGNING_KEYS', 'MINIO_ROOT_PASSWORD', 'MINIO_MATTE_PASSWORD']) {
     assert.match(ENV_EXAMPLE, new RegExp(`^${secret}=$`, 'm'), `${secret} has no value to copy`);
     assert.throws(() => interpolate(raw, { ...FILLED_ENV, [secret]: '' }), new RegExp(secret), `compose refuses an empty ${secret}`);
   }
@@ -102,18 +105,59 @@ test('two replicas from the Dockerfile behind nginx, each service waiting for th
   assert.is(compose.networks.store.internal, true, 'MinIO is not reachable from outside');
 });
 
-test("the replicas' settings are documented, trust nginx's network only, and the server accepts them", () => {
+test("the replicas' settings are documented, trust nginx's fixed address only, and the server accepts them", () => {
   const environment = compose.services['matte-1'].environment as Record<string, string>;
   const documented = documentedSettings();
   for (const name of Object.keys(environment).filter((n) => n.startsWith('MATTE_'))) assert.ok(documented.has(name), `${name} is in docs/configuration.md`);
   assert.equal(compose.services['matte-2'].environment, environment, 'both replicas are configured alike');
-  assert.is(environment.MATTE_TRUSTED_PROXIES, compose.networks.front.ipam.config[0].subnet);
-  assert.equal(compose.services.nginx.networks, ['front']);
+  // One address, nginx's: not the subnet, whose gateway relays clients through Docker's userland proxy.
+  const nginxAddress = compose.services.nginx.networks.front.ipv4_address;
+  assert.is(environment.MATTE_TRUSTED_PROXIES, nginxAddress);
+  assert.equal(Object.keys(compose.services.nginx.networks), ['front']);
+  const [subnet, subnetBits] = ipaddr.parseCIDR(compose.networks.front.ipam.config[0].subnet);
+  const [dynamic, dynamicBits] = ipaddr.parseCIDR(compose.networks.front.ipam.config[0].ip_range);
+  assert.ok(ipaddr.parse(nginxAddress).match(subnet, subnetBits), 'nginx is on the front network');
+  assert.not.ok(ipaddr.parse(nginxAddress).match(dynamic, dynamicBits), 'nginx is outside the range compose hands out');
+  assert.ok(dynamic.match(subnet, subnetBits), 'the dynamic range is in the subnet');
+  assert.not.ok(ipaddr.parse(nginxAddress).toString().endsWith('.1'), 'not the gateway');
   const config = loadConfig(environment, 2);
+  assert.equal(config.trustedProxies, loadConfig({ MATTE_TRUSTED_PROXIES: nginxAddress }).trustedProxies);
   assert.is(config.resultsStore, 's3');
   assert.is(config.s3?.bucket, 'matte-results');
-  assert.match(compose.services.bucket.entrypoint.join(' '), /mc mb --ignore-existing local\/matte-results/);
   assert.is(config.publicUrl, FILLED_ENV.PUBLIC_URL);
+});
+
+test("MinIO: the replicas use a user of the bucket alone, never the root account; every service has CPU and memory limits", () => {
+  const environment = compose.services['matte-1'].environment as Record<string, string>;
+  assert.is(environment.AWS_ACCESS_KEY_ID, FILLED_ENV.MINIO_MATTE_USER);
+  assert.is(environment.AWS_SECRET_ACCESS_KEY, FILLED_ENV.MINIO_MATTE_PASSWORD);
+  assert.is.not(environment.AWS_ACCESS_KEY_ID, FILLED_ENV.MINIO_ROOT_USER);
+  for (const name of REPLICAS) assert.not.ok(Object.values(compose.services[name].environment).includes(FILLED_ENV.MINIO_ROOT_PASSWORD), `${name} is never given the root password`);
+  const bucket = compose.services.bucket;
+  assert.equal(bucket.entrypoint, ['/bin/sh', '-ec'], 'the set-up stops at its first failing step');
+  const script: string = bucket.command.join('\n');
+  assert.match(script, /mc mb --ignore-existing local\/matte-results/);
+  assert.match(script, /mc admin user add local "\$MINIO_MATTE_USER" "\$MINIO_MATTE_PASSWORD"/);
+  assert.match(script, /mc admin policy attach local matte-results --user "\$MINIO_MATTE_USER"/);
+  const policy = JSON.parse(/printf '%s' '(\{.*\})' >/.exec(script)![1]!);
+  const resources = policy.Statement.flatMap((statement: any) => statement.Resource);
+  assert.ok(resources.every((r: string) => r === 'arn:aws:s3:::matte-results' || r === 'arn:aws:s3:::matte-results/*'), `the policy names this bucket only: ${resources}`);
+  assert.ok(policy.Statement.every((statement: any) => statement.Effect === 'Allow' && statement.Action.every((a: string) => /^s3:(ListBucket|GetBucketLocation|GetObject|PutObject|DeleteObject)$/.test(a))), 'object and listing actions only');
+  for (const [name, service] of Object.entries(compose.services) as Array<[string, any]>) {
+    const limits = service.deploy?.resources?.limits;
+    assert.ok(limits?.cpus && limits?.memory, `${name} has CPU and memory limits`);
+  }
+  assert.is(compose.services['matte-1'].deploy.resources.limits.cpus, environment.MATTE_CONCURRENCY, 'a replica has its MATTE_CONCURRENCY cores');
+});
+
+test("nginx: X-Forwarded-For is the peer it saw, and its body limit is matte's bound for a whole body", () => {
+  assert.match(NGINX_CONF, /^\s*proxy_set_header X-Forwarded-For \$remote_addr;/m);
+  assert.not.match(NGINX_CONF, /proxy_add_x_forwarded_for/);
+  const config = loadConfig({});
+  const limit = /client_max_body_size (\d+)m;/.exec(NGINX_CONF);
+  assert.is(Number(limit?.[1]) * 1024 * 1024, config.maxInputBytes + FORM_OVERHEAD_BYTES, 'client_max_body_size is MATTE_MAX_INPUT_BYTES plus the form allowance');
+  // The image keeps /metrics (no key) on its loopback unless the operator opens it.
+  assert.match(dockerfileRuntime().env.MATTE_METRICS_ADDRESS ?? '', /^127\.0\.0\.1:/);
 });
 
 if (!NGINX) {
@@ -146,7 +190,8 @@ if (!NGINX) {
     originBase = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
     // The replicas share a results directory here (the disk store) where compose gives them a bucket.
     const results = join(dir, 'results');
-    const env = { MATTE_API_KEYS: TEST_KEY, MATTE_URL_SIGNING_KEYS: SIGNING_KEY, MATTE_RESULTS_DIR: results, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_METRICS_ADDRESS: '127.0.0.1:0' };
+    // nginx's address here is 127.0.0.1: the replicas trust it alone, as compose's trust NGINX_ADDRESS.
+    const env = { MATTE_API_KEYS: TEST_KEY, MATTE_URL_SIGNING_KEYS: SIGNING_KEY, MATTE_RESULTS_DIR: results, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_METRICS_ADDRESS: '127.0.0.1:0', MATTE_TRUSTED_PROXIES: '127.0.0.1', MATTE_AUTH_FAILURES_PER_MINUTE: '2' };
     replicas = [await startTestServer(env), await startTestServer(env)];
   });
 
@@ -192,6 +237,18 @@ if (!NGINX) {
 
     assert.is((await get(front, '/metrics')).status, 403);
     assert.is((await get(front, '/healthz')).status, 200);
+  });
+
+  test('a wrong-key guesser naming a new X-Forwarded-For each time is still counted as itself: 429s after the allowance', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const reply = await post(front, '/images/edit', { input: gradient(8, 8), operations: '[{"flip":"h"}]' }, { key: `guess-${i}`, headers: { 'X-Forwarded-For': `198.51.100.${i + 1}, 127.0.0.1` } });
+      statuses.push(reply.status);
+    }
+    // Two wrong keys a minute per replica: nginx spreads the eight over both, so four or more are 429.
+    assert.ok(statuses.filter((s) => s === 429).length >= 4, `statuses ${statuses}`);
+    assert.ok(statuses.every((s) => s === 401 || s === 429), `statuses ${statuses}`);
+    assert.is((await post(front, '/images/edit', { input: gradient(8, 8), operations: '[{"flip":"h"}]', output: 'raw' })).status, 200, 'a right key is served');
   });
 }
 

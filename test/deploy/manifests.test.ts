@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../server/config.js';
 import { readFileSync } from 'node:fs';
+import ipaddr from 'ipaddr.js';
 import { assertValidManifest, dockerfileRuntime, documentedSettings, KUBECTL, kustomize, ROOT, type Manifest } from '../helpers/deploy.js';
 import { get, startTestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -73,6 +74,22 @@ if (!KUBECTL) {
       const policy = one(manifests, 'NetworkPolicy');
       assert.equal(policy.spec.ingress.flatMap((rule: any) => rule.ports.map((p: any) => p.port)).sort(), ['http', 'metrics']);
       assert.equal(policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => `${p.port}/${p.protocol}`)).sort(), ['443/TCP', '53/TCP', '53/UDP', '80/TCP']);
+    });
+
+    test(`${overlay}: egress to 80/443 reaches public addresses only: private, shared, link-local (metadata) and unique-local ranges are left out`, () => {
+      const policy = one(build(overlay), 'NetworkPolicy');
+      const web = policy.spec.egress.find((rule: any) => rule.ports.some((p: any) => p.port === 443));
+      const blocks: Array<{ cidr: string; except?: string[] }> = web.to.map((peer: any) => peer.ipBlock);
+      const within = (address: string, cidr: string) => {
+        const parsed = ipaddr.parse(address);
+        const [range, bits] = ipaddr.parseCIDR(cidr);
+        return parsed.kind() === range.kind() && parsed.match(range, bits);
+      };
+      const allowed = (address: string) => blocks.some((block) => within(address, block.cidr) && !(block.except ?? []).some((cidr) => within(address, cidr)));
+      for (const address of ['169.254.169.254', '10.96.0.1', '10.42.3.7', '172.20.0.5', '192.168.1.10', '100.64.0.10', '127.0.0.1', '0.0.0.0', 'fd00:ec2::254', 'fd12:3456::1', 'fe80::1', '::1', '::', '::ffff:169.254.169.254', '::ffff:10.0.0.1']) {
+        assert.not.ok(allowed(address), `${address} is left out`);
+      }
+      for (const address of ['93.184.216.34', '52.219.170.10', '2606:4700:4700::1111', '2a05:d018::1']) assert.ok(allowed(address), `${address} is reached`);
     });
 
     test(`${overlay}: shutdown, security context, spread, budget and autoscaling`, () => {

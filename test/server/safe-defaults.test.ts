@@ -1,8 +1,8 @@
 // The defaults an operator gets without reading the docs, each tried as an attacker would: the
 // generated key never in the JSON log; /metrics not on the public port without a key; result ids
 // kept out of the access log whatever spelling of the path is sent (and such spellings not
-// routed); a wrong-key guesser slowed to 429; downloads that a browser will not sniff or run; a
-// finite result quota.
+// routed); a wrong-key guesser slowed to 429; downloads that a browser will not sniff or run, and
+// JSON it will not sniff either; a finite result quota.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
@@ -13,7 +13,7 @@ import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
 import { captureLog } from '../helpers/log.js';
-import { get, post, sleep, startTestServer, tempDir, TEST_KEY } from '../helpers/server.js';
+import { get, post, rawRequest, sleep, startTestServer, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(16, 16);
@@ -116,6 +116,33 @@ test('downloads and raw results: X-Content-Type-Options nosniff and Content-Secu
       assert.is(r.headers.get('x-content-type-options'), 'nosniff');
       assert.is(r.headers.get('content-security-policy'), 'sandbox');
     }
+  } finally {
+    await server.close();
+  }
+});
+
+test('JSON answers and JSON errors, from every route and from the HTTP parser: X-Content-Type-Options nosniff', async () => {
+  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  try {
+    const json = { 'X-Api-Key': TEST_KEY, 'Content-Type': 'application/json' };
+    const replies = {
+      'a stored result': await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"h"}]' }),
+      'an invalid form': await post(server.url, '/images/edit', { input: png, operations: '[{"flip":"x"}]' }),
+      'a wrong key': await post(server.url, '/images/edit', { input: png, operations: '[]' }, { key: 'wrong-key-0123456789' }),
+      'no route': await get(server.url, '/nothing-here'),
+      '/healthz': await get(server.url, '/healthz'),
+      'remove.bg /account': await get(server.url, '/v1.0/account', { headers: { 'X-Api-Key': TEST_KEY } }),
+      'remove.bg /improve': await get(server.url, '/v1.0/improve', { method: 'POST', headers: json, body: JSON.stringify({ image_file_b64: png.toString('base64') }) }),
+      'a remove.bg error': await get(server.url, '/v1.0/removebg', { method: 'POST', headers: json, body: '{"image_url":[]}' }),
+      "the metrics listener's 404": await get(server.running.metrics!.url, '/other'),
+    };
+    for (const [what, reply] of Object.entries(replies)) {
+      assert.match(reply.headers.get('content-type') ?? '', /^application\/json/, what);
+      assert.is(reply.headers.get('x-content-type-options'), 'nosniff', what);
+    }
+    const parser = await rawRequest(server.port, ['NOT HTTP AT ALL\r\n\r\n']);
+    assert.is(statusOf(parser.text), 400);
+    assert.match(parser.text, /\r\nX-Content-Type-Options: nosniff\r\n/);
   } finally {
     await server.close();
   }
