@@ -64,7 +64,8 @@
       "cflags_cc": ["<@(matte_cflags_cc)"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
-      "libraries": ["<@(matte_libraries)"]
+      # The codec floor (native/probes/codec_floor.cc) calls libjpeg-turbo, libvips' own JPEG codec.
+      "libraries": ["<@(matte_libraries)", "-ljpeg"]
     }
   ]
 }

@@ -141,14 +141,13 @@ export async function waitReady(url: string): Promise<void> {
   throw new Error('the server was not ready within 60 s');
 }
 
-export async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+/** `amount` requests at `connections`: a POST of `body` with the bench's key, or without a body a plain GET. */
+export async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string } | undefined, connections: number, amount: number): Promise<LoadResult> {
   const serverCpu = treeCpuMs(pid);
   const clientCpu = process.cpuUsage();
   const result = await autocannon({
     url: `${url}${path}`,
-    method: 'POST',
-    headers: { 'content-type': body.contentType, 'x-api-key': API_KEY },
-    body: body.body,
+    ...(body ? { method: 'POST' as const, headers: { 'content-type': body.contentType, 'x-api-key': API_KEY }, body: body.body } : { method: 'GET' as const }),
     connections,
     amount,
     timeout: 60,
