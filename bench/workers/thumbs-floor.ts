@@ -1,6 +1,7 @@
 // The codec floor of each thumbnail task (bench/thumbs.ts), in a process of its own with the probes
 // build: the source's decode at the DCT scale the request allows (the shrink-on-load rule of
-// native/load.cc: the largest of 8, 4, 2 that leaves lanczos3 at least 1.25x) and the encode of the
+// native/load.cc: the largest of 8, 4, 2 that leaves lanczos3 at least 1.25x, a side rounded up to
+// a whole pixel counted unrounded) and the encode of the
 // final image alone, through the same libjpeg-turbo and libwebp as the addon, CPU time.
 import { probes } from '../../test/helpers/probes.js'; // first: lib/ then loads the probes build (codecFloor)
 import { readFileSync } from 'node:fs';
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
     const jpeg = readFileSync(join(INPUTS, task.input));
     const { width, height } = jpegSize(jpeg);
     const outHeight = Math.max(1, Math.round((height * task.width) / width));
-    const factor = Math.min(width / task.width, height / outHeight);
+    const factor = Math.min(width / Math.max(1, task.width - 0.5), height / Math.max(1, outHeight - 0.5));
     const shrink = [8, 4, 2].find((s) => s * 1.25 <= factor) ?? 1;
     const floor = probes.codecFloor(jpeg, { shrink, width: task.width, height: outHeight, format: task.format, quality: task.quality, runs: args.runs ?? 9 });
     return { shrink, ...floor, totalMs: floor.decodeMs + floor.encodeMs };
