@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { INPUTS, OUT, OUTPUTS, ROOT, WORKERS, runWorker } from './common.js';
-import { API_KEY, load, multipart, startServer, stopServer, waitReady, type LoadResult } from './http.js';
+import { API_KEY, listening, load, multipart, startServer, stopServer, waitReady, type LoadResult } from './http.js';
 import { INPUT_FILES } from './pipelines.js';
 
 export interface ThumbTask {
@@ -86,30 +86,8 @@ function startOrigin(files: string[]): Promise<{ server: Server; url: string }> 
 
 /** IPX with its defaults, its HTTP source allowed to reach the origin (bench/workers/ipx-server.ts). */
 function startIpx(): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(WORKERS, 'ipx-server.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`IPX did not start within 60 s: ${err.slice(-2000)}`));
-    }, 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = out.match(/ipx: listening on (http:\/\/\S+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => {
-      if (err.length < 100_000) err += d.toString();
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`IPX exited with ${code}: ${err.slice(-2000)}`));
-    });
-  });
+  const child = spawn(process.execPath, [join(WORKERS, 'ipx-server.js')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  return listening(child, 'IPX', /ipx: listening on (http:\/\/\S+)/);
 }
 
 interface Target {
