@@ -35,7 +35,7 @@
       # the addons' entries (native/addon.cc, native/probes/).
       "target_name": "matte_core",
       "type": "static_library",
-      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc | grep -v '^native/addon.cc$')"],
+      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc native/resample/*.cc | grep -v '^native/addon.cc$')"],
       "include_dirs": ["<@(matte_include_dirs)"],
       "defines": ["<@(matte_defines)"],
       "cflags_cc": ["<@(matte_cflags_cc)"],
@@ -64,7 +64,8 @@
       "cflags_cc": ["<@(matte_cflags_cc)"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       "cflags!": ["-fno-exceptions"],
-      "libraries": ["<@(matte_libraries)"]
+      # The codec floor (native/probes/codec_floor.cc) calls libjpeg-turbo, libvips' own JPEG codec.
+      "libraries": ["<@(matte_libraries)", "-ljpeg"]
     }
   ]
 }

@@ -96,22 +96,27 @@ export function multipart(fields: Record<string, string>, file: { name: string; 
  * the model's path, not a cache hit (bench:matte-cache measures those).
  */
 export function startServer(resultsDir: string, models: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), MATTE_METRICS_ADDRESS: 'off', MATTE_MATTE_CACHE_MAX_BYTES: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return listening(child, 'the server', /matte: listening on (http:\/\/\S+)/);
+}
+
+/** The URL a child server prints (`pattern`'s group) once it listens; its log is drained meanwhile and after. */
+export function listening(child: ChildProcess, name: string, pattern: RegExp): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', MATTE_API_KEYS: API_KEY, MATTE_RESULTS_DIR: resultsDir, MATTE_MODELS: models.join(','), MATTE_METRICS_ADDRESS: 'off', MATTE_MATTE_CACHE_MAX_BYTES: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     let out = '';
     let err = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the server did not start within 60 s: ${err.slice(-2000)}`));
+      reject(new Error(`${name} did not start within 60 s: ${err.slice(-2000)}`));
     }, 60_000);
     // The log is drained (and dropped): a pipe nobody reads would block the server.
     child.stdout!.on('data', (d: Buffer) => {
       if (out.length < 100_000) out += d.toString();
-      const match = out.match(/matte: listening on (http:\/\/\S+)/);
+      const match = out.match(pattern);
       if (match) {
         clearTimeout(timer);
         resolve({ child, url: match[1]! });
@@ -122,7 +127,7 @@ export function startServer(resultsDir: string, models: string[], env: NodeJS.Pr
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}: ${err.slice(-2000)}`));
+      reject(new Error(`${name} exited with ${code}: ${err.slice(-2000)}`));
     });
   });
 }
@@ -141,14 +146,13 @@ export async function waitReady(url: string): Promise<void> {
   throw new Error('the server was not ready within 60 s');
 }
 
-export async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string }, connections: number, amount: number): Promise<LoadResult> {
+/** `amount` requests at `connections`: a POST of `body` with the bench's key, or without a body a plain GET. */
+export async function load(name: string, pid: number, url: string, path: string, body: { body: Buffer; contentType: string } | undefined, connections: number, amount: number): Promise<LoadResult> {
   const serverCpu = treeCpuMs(pid);
   const clientCpu = process.cpuUsage();
   const result = await autocannon({
     url: `${url}${path}`,
-    method: 'POST',
-    headers: { 'content-type': body.contentType, 'x-api-key': API_KEY },
-    body: body.body,
+    ...(body ? { method: 'POST' as const, headers: { 'content-type': body.contentType, 'x-api-key': API_KEY }, body: body.body } : { method: 'GET' as const }),
     connections,
     amount,
     timeout: 60,

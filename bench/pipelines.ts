@@ -18,6 +18,7 @@ export const INPUT_FILES = {
   small: 'small-640x480.jpg',
   lenna: 'lenna.png',
   backdrop: 'backdrop-3600x2400.jpg',
+  thumbSource: 'photo-2000x1333.jpg',
 } as const;
 
 export const PIPELINES: PipelineSpec[] = [

@@ -41,8 +41,11 @@ void save_png(const VImage &image, void **data, size_t *size) {
   image.write_to_buffer(".png", data, size, VImage::option()->set("strip", true)->set("compression", 6));
 }
 
+// Huffman tables made for the image (a second pass over its coefficients) rather than the standard
+// ones: the same pixels in about 5% fewer bytes, as sharp writes by default (optimiseCoding).
 void save_jpeg(const VImage &image, int quality, void **data, size_t *size) {
-  flatten_on_white(image).write_to_buffer(".jpg", data, size, VImage::option()->set("strip", true)->set("Q", quality));
+  flatten_on_white(image).write_to_buffer(
+      ".jpg", data, size, VImage::option()->set("strip", true)->set("Q", quality)->set("optimize_coding", true));
 }
 
 // libheif directly, not libvips' heifsave: see native/encode/avif.cc.

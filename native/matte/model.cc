@@ -72,12 +72,17 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 // stay resident, job after job. A fixed threshold of 4 MB sends them to mmap, returned to the
 // system when freed, at no cost in CPU (bench/README.md, "IS-Net as an fp32 file, and glibc's mmap
 // threshold"). Set when the addon loads, before a model's load can raise it. ONNX Runtime's arena
-// regions are allocated once per session and are not affected. An operator's
-// MALLOC_MMAP_THRESHOLD_ is left alone.
-void fix_mmap_threshold() {
+// regions are allocated once per session and are not affected. A fixed mmap threshold also
+// freezes glibc's trim threshold at its 128 KB default: every free at a heap's top past 128 KB went
+// back to the system, and the next job faulted those pages in again (a 4000x3000 JPEG thumbnail:
+// about 1,200 page faults a request through the server). At 32 MB the heaps keep what a job of
+// this size frees for the next (bench/README.md, "Thumbnails"). An operator's MALLOC_MMAP_THRESHOLD_
+// and MALLOC_TRIM_THRESHOLD_ are left alone.
+void fix_malloc_thresholds() {
   if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  if (!std::getenv("MALLOC_TRIM_THRESHOLD_")) mallopt(M_TRIM_THRESHOLD, 32 << 20);
 }
-const bool mmap_threshold_fixed = (fix_mmap_threshold(), true);
+const bool malloc_thresholds_fixed = (fix_malloc_thresholds(), true);
 #endif
 
 }  // namespace

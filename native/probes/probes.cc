@@ -3,7 +3,9 @@
 // of the addon, so a suite that needs a probe loads this one as the addon (test/helpers/probes.ts).
 //   infer(model, chw)   the model alone on a normalised planar tensor: its post-processed matte
 //   encodePng(...)      the PNG encoder alone on raw pixels (png_probe.h)
+//   codecFloor(...)     a thumbnail's decode and encode alone, CPU time (codec_floor.h)
 #include "../addon.h"
+#include "codec_floor.h"
 #include "png_probe.h"
 
 #include <utility>
@@ -49,6 +51,7 @@ Napi::Object init_probes(Napi::Env env, Napi::Object exports) {
   init(env, exports);
   exports.Set("infer", Napi::Function::New(env, Infer));
   exports.Set("encodePng", Napi::Function::New(env, encode_png_probe));
+  exports.Set("codecFloor", Napi::Function::New(env, codec_floor_probe));
   return exports;
 }
 

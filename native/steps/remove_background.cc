@@ -124,9 +124,11 @@ static VImage with_colours(const VImage &image, const VImage &alpha, const Step 
   return cutout.copy(VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
 }
 
-// The model-size image the model reads, stretched from `rgb` (any size).
+// The model-size image the model reads, stretched from `rgb` (any size) by the resize step's own
+// lanczos3 (a downscale of RGB through native/resample/), so an edit resize to the model's size
+// gives the same pixels.
 static VImage model_sized(const VImage &rgb, const ModelSpec &spec) {
-  return stretch(rgb, spec.input_width, spec.input_height, VIPS_KERNEL_LANCZOS3).copy_memory();
+  return resize_exact(rgb, spec.input_width, spec.input_height).copy_memory();
 }
 
 // With a small subject (matte/second_pass.h), the model's matte of a crop around it, refined at

@@ -1,5 +1,6 @@
 // resize: contain, cover, scale-down and crop, with one or two dimensions (docs/api.md, "Operations (edit)").
 #include "../errors.h"
+#include "../resample/reduce.h"
 #include "alpha.h"
 #include "steps.h"
 
@@ -95,6 +96,7 @@ VImage resize_exact(const VImage &in, int width, int height) {
     VImage source = box_x > 1 || box_y > 1 ? image.shrink(box_x, box_y) : image;
     const double hscale = double(width) / source.width(), vscale = double(height) / source.height();
     if (in.has_alpha() && hscale < 1 && vscale < 1) return reduce_across_first(source, hscale, vscale);
+    if (hscale <= 1 && vscale <= 1 && reducible_rgb8(source)) return resize_down_lanczos3(source, hscale, vscale);
     return source.resize(hscale, VImage::option()->set("vscale", vscale)->set("kernel", VIPS_KERNEL_LANCZOS3));
   });
   if (out.width() != width || out.height() != height) {

@@ -18,6 +18,11 @@ export interface Probes extends Addon {
   infer(model: NativeModel, chw: Float32Array): Promise<{ data: Buffer; width: number; height: number }>;
   /** The PNG encoder alone on raw 8-bit pixels (native/probes/png_probe.h); `libvips: true` writes libvips' pngsave instead. */
   encodePng(pixels: Buffer, width: number, height: number, bands: number, options?: { threads?: number; stripeBytes?: number; libvips?: boolean }): Buffer;
+  /** A thumbnail's codec floor (native/probes/codec_floor.h): the JPEG's decode at 1/shrink and the encode of a width x height image, median CPU ms of this thread. */
+  codecFloor(
+    jpeg: Buffer,
+    options: { shrink: 1 | 2 | 4 | 8 | number; width: number; height: number; format: 'jpeg' | 'webp'; quality: number; runs?: number },
+  ): { decodeMs: number; encodeMs: number; decodedWidth: number; decodedHeight: number; bytes: number };
 }
 
 const { addon } = await import('../../lib/native.js');
