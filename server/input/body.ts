@@ -44,7 +44,10 @@ export function receiveBody<T>(ctx: Context, bounds: BodyBounds, consume: (done:
       req.off('close', onClose);
       stop?.();
       if (err) {
+        // Removing the listeners does not stop a flowing request: paused, the socket takes no more
+        // of the body until the answer is out and the drain decides how much it reads.
         req.unpipe();
+        req.pause();
         reject(err);
       } else {
         resolve(value as T);
