@@ -33,6 +33,7 @@ import { checkMatteCache, lookUpMatte, lookupDeadlineMs, matteKey, reportMatte, 
 
 export * from './schema.js';
 export * from './staging.js';
+export * from './responsive.js';
 export type { Box } from './native.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';

@@ -92,7 +92,19 @@ export interface NativeBounds {
   maxPlaceMarginPercent: number;
   maxAspectTerm: number;
   maxRoiPixels: number;
+  minDpr: number;
+  maxDpr: number;
+  maxSharpenSigma: number;
+  maxSharpenAmount: number;
+  defaultSharpenFlat: number;
+  defaultSharpenJagged: number;
+  minGamma: number;
+  maxGamma: number;
+  maxEdgePixels: number;
+  /** The quality's range, and jpeg's and webp's default. */
   quality: NativeBound;
+  /** AVIF's default quality. */
+  avifQuality: number;
   limits: { maxPixels: NativeBound; maxFrames: NativeBound; maxMatteFrames: NativeBound };
   decodedBytesPerPixel: number;
 }

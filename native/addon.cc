@@ -349,7 +349,17 @@ Napi::Object bounds(Napi::Env env) {
   out.Set("maxPlaceMarginPercent", kMaxPlaceMarginPercent);
   out.Set("maxAspectTerm", kMaxAspectTerm);
   out.Set("maxRoiPixels", kMaxRoiPixels);
+  out.Set("minDpr", kMinDpr);
+  out.Set("maxDpr", kMaxDpr);
+  out.Set("maxSharpenSigma", kMaxSharpenSigma);
+  out.Set("maxSharpenAmount", kMaxSharpenAmount);
+  out.Set("defaultSharpenFlat", kDefaultSharpenFlat);
+  out.Set("defaultSharpenJagged", kDefaultSharpenJagged);
+  out.Set("minGamma", kMinGamma);
+  out.Set("maxGamma", kMaxGamma);
+  out.Set("maxEdgePixels", kMaxEdgePixels);
   out.Set("quality", bound(env, kQuality));
+  out.Set("avifQuality", kAvifQuality);
   Napi::Object limits = Napi::Object::New(env);
   limits.Set("maxPixels", bound(env, kMaxPixels));
   limits.Set("maxFrames", bound(env, kMaxFrames));
