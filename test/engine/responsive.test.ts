@@ -4,11 +4,9 @@
 // and crop, each asserted on the result's pixels.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { edit, loadModel, type MatteCache, type MatteCacheOutcome, type ModelEntry, type Operation } from '../../lib/index.js';
-import { channelMeanModel } from '../helpers/onnx.js';
+import { readFile } from 'node:fs/promises';
+import { edit, loadModel, type MatteCache, type MatteCacheOutcome, type Operation } from '../../lib/index.js';
+import { brightnessModel } from '../helpers/onnx.js';
 import { decode, gradient, makePng, pixel, solid, type Decoded, type Rgba } from '../helpers/images.js';
 import { fixture } from '../helpers/fixtures.js';
 import { scratchDir } from '../helpers/scratch.js';
@@ -75,20 +73,9 @@ test('compass points keep that edge or corner; the centre is unchanged', async (
 
 // ---- subject -----------------------------------------------------------------------------------
 
-const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-
-/** The channel-mean model as a custom entry: the matte is the pixel's brightness. */
+/** The channel-mean model loaded under `name`: the matte is the pixel's brightness. */
 async function meanModel(name: string): Promise<void> {
-  const data = channelMeanModel(32, 32);
-  const path = join(dir, `${name}.onnx`);
-  await writeFile(path, data);
-  const entry: ModelEntry = {
-    license: 'MIT',
-    source: { npm: 'none@0.0.0', files: [] },
-    sha256: sha256(data),
-    input: { width: 32, height: 32, divide: 255, mean: [0, 0, 0], std: [1, 1, 1] },
-    output: { name: 'matte', postprocess: 'clamp' },
-  } as ModelEntry;
+  const { path, ...entry } = await brightnessModel(dir, name, 32);
   await loadModel(name, { entry, path });
 }
 

@@ -6,14 +6,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
-import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { signUrl, type Operation } from '../../lib/index.js';
 import { signPath } from '../../lib/signed-url.js';
 import { ACCEPT_HEADERS } from '../helpers/accept-headers.js';
-import { channelMeanModel } from '../helpers/onnx.js';
+import { brightnessModel } from '../helpers/onnx.js';
 import { decode, formatOf, gifFrames, gradient, makeGif, makePng, pixel } from '../helpers/images.js';
 import { get, post, scrapeMetrics, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
@@ -41,17 +40,7 @@ test.before(async () => {
   base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
   // The server's one model: a channel mean (the matte is the brightness), so the subject is known.
   scratch = await tempDir('matte-responsive-');
-  const data = channelMeanModel(32, 32);
-  const path = join(scratch, 'mean.onnx');
-  await writeFile(path, data);
-  const entry = {
-    license: 'MIT',
-    source: { npm: 'none@0.0.0', files: [] },
-    sha256: createHash('sha256').update(data).digest('hex'),
-    input: { width: 32, height: 32, divide: 255, mean: [0, 0, 0], std: [1, 1, 1] },
-    output: { name: 'matte', postprocess: 'clamp' },
-    path,
-  };
+  const entry = await brightnessModel(scratch, 'mean', 32);
   await writeFile(join(scratch, 'models.json'), JSON.stringify({ models: { mean: entry } }));
   const env = { MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_MODELS: 'mean', MATTE_MODELS_FILE: join(scratch, 'models.json') };
   server = await startTestServer({ ...env, MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
