@@ -89,6 +89,9 @@ VImage subject_matte(Frames &frames, const Step &step, const StepContext &contex
   return out;
 }
 
+// attention looks at a copy of about this many pixels on its longer side (libvips' grid is 32x32).
+constexpr double kAttentionSide = 160;
+
 // The matte is searched on a grid of at most this many cells on the scaled image's longer side.
 constexpr double kGridCells = 256;
 // Less matte than this share of the image (at full opacity) is no subject: the centre is kept.
@@ -175,13 +178,27 @@ void place_on_subject(Frames &frames, ResizeGeometry &g, const Step &step, const
   subject_window(subject_matte(frames, step, context), g);
 }
 
-void place_on_attention(const VImage &scaled, ResizeGeometry &g) {
+void place_on_attention(Frames &frames, ResizeGeometry &g, const StepContext &context) {
+  // libvips finds its point of attention on a 32x32 grid of the image (edges, skin tones and
+  // saturation, in Lab): the same grid from a copy of the image before the resize, every step-th
+  // pixel of every step-th row, about kAttentionSide pixels on its longer side. The scaled image
+  // would cost a third of the resize again (computed whole, where the window keeps part of it),
+  // a box shrink of every pixel as much.
+  materialise(frames, context.budget);  // read twice: by the copy and by the resize
+  const VImage frame = first_frame(frames);
+  const int step = std::max(1, int(std::max(frame.width(), frame.height()) / kAttentionSide));
+  const VImage small = step > 1 ? frame.subsample(step, step) : frame;
+  // The window in the copy's pixels, and the point found, back in the scaled image's.
+  const double sx = double(small.width()) / double(g.scaled_width), sy = double(small.height()) / double(g.scaled_height);
+  const int width = std::clamp(int(std::lround(double(g.width) * sx)), 1, small.width());
+  const int height = std::clamp(int(std::lround(double(g.height) * sy)), 1, small.height());
   int x = 0, y = 0;
-  scaled.smartcrop(int(g.width), int(g.height),
-                   VImage::option()->set("interesting", VIPS_INTERESTING_ATTENTION)->set("attention_x", &x)->set("attention_y", &y));
+  small.smartcrop(width, height,
+                  VImage::option()->set("interesting", VIPS_INTERESTING_ATTENTION)->set("attention_x", &x)->set("attention_y", &y));
   // As libvips places its own crop around the point of attention.
-  g.left = std::clamp<int64_t>(x - g.width / 2, 0, g.scaled_width - g.width);
-  g.top = std::clamp<int64_t>(y - g.height / 2, 0, g.scaled_height - g.height);
+  const int64_t cx = std::llround((x + 0.5) / sx), cy = std::llround((y + 0.5) / sy);
+  g.left = std::clamp<int64_t>(cx - g.width / 2, 0, g.scaled_width - g.width);
+  g.top = std::clamp<int64_t>(cy - g.height / 2, 0, g.scaled_height - g.height);
 }
 
 }  // namespace matte

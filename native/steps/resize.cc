@@ -264,14 +264,7 @@ void run_resize(Frames &frames, const Step &step, const StepContext &context) {
   ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
   check_resize(g, step, frames, context.plan.limits);
   if (step.gravity == Gravity::Subject && has_window(g)) place_on_subject(frames, g, step, context);
-  if (step.gravity == Gravity::Attention && has_window(g)) {
-    // Attention reads the scaled image, then the window is cut from it in memory (read twice).
-    ResizeGeometry whole{g.scaled_width, g.scaled_height, g.scaled_width, g.scaled_height};
-    resize_frames(frames, whole, step);
-    materialise(frames, context.budget);
-    VImage first = frames.images.front();
-    place_on_attention(frames.is_strip() ? first.crop(0, 0, frames.width(), frames.height()) : first, g);
-  }
+  if (step.gravity == Gravity::Attention && has_window(g)) place_on_attention(frames, g, context);
   resize_frames(frames, g, step);
 }
 

@@ -5,6 +5,7 @@
 // conversions, which cost more than the resize before them, and in one pass of its own (luma, the
 // Gaussian of it, the table) where libvips' operations took eight (bench/README.md, "Responsive
 // images").
+#include "../matte/floats4.h"
 #include "alpha.h"
 #include "steps.h"
 
@@ -30,45 +31,40 @@ constexpr int kTableSize = 511;
 // The clip table's index: a level plus its change, + kClipOffset (the changes reach 51 levels
 // down, 26 up).
 constexpr int kClipOffset = 64;
+// The rows a region of the sharpened image is made in.
+constexpr int kRows = 64;
 constexpr int kClipSize = 256 + 2 * kClipOffset;
 static_assert(kMostDarker * kLevelsPerL < kClipOffset && kMostBrighter * kLevelsPerL < kClipOffset);
 
 // What every region of a sharpened image is made with, kept in the image's own memory.
 struct Sharpening {
   int radius;               // the Gaussian's half width: the margin read around a region
-  int weights;              // its taps' sum
+  float weights;            // its taps' sum
   int16_t table[kTableSize];
   uint8_t clip[kClipSize];  // clip[v + kClipOffset]: v clipped to 0..255
-  int taps[1];              // 2 radius + 1 of them (allocated with the struct)
+  float taps[1];            // 2 radius + 1 of them (allocated with the struct)
 };
 
-// Four int32 at once (GCC's vector extensions), for the Gaussian's passes, which -O2 leaves scalar.
-typedef int32_t Ints4 __attribute__((vector_size(16)));
-inline Ints4 load4(const int32_t *p) {
-  Ints4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// out[x] = sum over k of taps[k] * in[x + k * step], x in 0..n-1, four at a time.
-void weighted_sum(const int32_t *in, size_t step, const int *taps, int count, int32_t *out, int n) {
+// out[x] = sum over k of taps[k] * in[x + k * step], x in 0..n-1, four at a time (floats: exact
+// for these integer sums of one pass, within a millionth for two).
+void weighted_sum(const float *in, size_t step, const float *taps, int count, float *out, int n) {
   int x = 0;
   for (; x + 4 <= n; x += 4) {
-    Ints4 sum{};
-    for (int k = 0; k < count; k++) sum += taps[k] * load4(in + x + size_t(k) * step);
-    std::memcpy(out + x, &sum, sizeof sum);
+    Floats4 sum = splat4(0);
+    for (int k = 0; k < count; k++) sum += splat4(taps[k]) * load4(in + x + size_t(k) * step);
+    store4(out + x, sum);
   }
   for (; x < n; x++) {
-    int32_t sum = 0;
+    float sum = 0;
     for (int k = 0; k < count; k++) sum += taps[k] * in[x + size_t(k) * step];
     out[x] = sum;
   }
 }
 
-// One region: the luma of the region and its margin, its Gaussian (rows, then columns, in
-// integers, divided once at the end), then each colour band plus the table's change for luma -
-// blurred luma, clipped to 0..255. The input is the image extended by `radius` on every side (its
-// edge pixels copied), so region (x, y) of the output reads (x, y) of it, wider and taller.
+// One region: the luma of the region and its margin, its Gaussian (rows, then columns, divided
+// once at the end), then each colour band plus the table's change for luma - blurred luma,
+// clipped to 0..255. The input is the image extended by `radius` on every side (its edge pixels
+// copied), so region (x, y) of the output reads (x, y) of it, wider and taller.
 int sharpen_generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   VipsRegion *in = static_cast<VipsRegion *>(seq);
   const Sharpening &s = *static_cast<const Sharpening *>(b);
@@ -77,38 +73,46 @@ int sharpen_generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   VipsRect need{r->left, r->top, ww, wh};
   if (vips_region_prepare(in, &need)) return -1;
   const int bands = out->im->Bands;
-  static thread_local std::vector<int32_t> buffers;
+  static thread_local std::vector<float> buffers;
   buffers.resize(size_t(ww) * wh + size_t(w) * wh + size_t(w));
-  int32_t *luma = buffers.data(), *across = luma + size_t(ww) * wh, *blurred = across + size_t(w) * wh;
+  float *luma = buffers.data(), *across = luma + size_t(ww) * wh, *blurred = across + size_t(w) * wh;
   for (int y = 0; y < wh; y++) {
     const uint8_t *p = VIPS_REGION_ADDR(in, r->left, r->top + y);
-    int32_t *row = luma + size_t(y) * ww;
+    float *row = luma + size_t(y) * ww;
     if (bands >= 3)
-      for (int x = 0; x < ww; x++, p += bands) row[x] = (13933 * p[0] + 46871 * p[1] + 4732 * p[2] + 32768) >> 16;
+      for (int x = 0; x < ww; x++, p += bands) row[x] = float((13933 * p[0] + 46871 * p[1] + 4732 * p[2] + 32768) >> 16);
     else
       for (int x = 0; x < ww; x++, p += bands) row[x] = p[0];
   }
   for (int y = 0; y < wh; y++) weighted_sum(luma + size_t(y) * ww, 1, s.taps, taps, across + size_t(y) * w, w);
-  // Both passes' sums over the taps' sum squared (in float: four at a time), luma minus that as
-  // the table's index, then the colour bands through the change and the clip table.
-  const float scale = 1.0f / (float(s.weights) * float(s.weights));
+  const float scale = 1.0f / (s.weights * s.weights);
+  static thread_local std::vector<int32_t> indexes;
+  indexes.resize(size_t(w));
+  int32_t *index = indexes.data();
   for (int y = 0; y < h; y++) {
     weighted_sum(across + size_t(y) * w, size_t(w), s.taps, taps, blurred, w);
-    const int32_t *centre = luma + size_t(y + radius) * ww + radius;
-    for (int x = 0; x < w; x++) {
-      const int32_t blur = int32_t(float(blurred[x]) * scale + 0.5f);
-      blurred[x] = std::clamp(centre[x] - blur, -255, 255) + 255;
+    const float *centre = luma + size_t(y + radius) * ww + radius;
+    // luma - round(blurred luma), clamped to -255..255, + 255: four at a time, then the rest.
+    int x = 0;
+    for (; x + 4 <= w; x += 4) {
+      const Ints4 blur = __builtin_convertvector(load4(blurred + x) * splat4(scale) + splat4(0.5f), Ints4);
+      Ints4 difference = __builtin_convertvector(load4(centre + x), Ints4) - blur;
+      difference = difference < -255 ? Ints4{-255, -255, -255, -255} : difference;
+      difference = difference > 255 ? Ints4{255, 255, 255, 255} : difference;
+      difference += 255;
+      std::memcpy(index + x, &difference, sizeof difference);
     }
+    for (; x < w; x++) index[x] = std::clamp(int(centre[x]) - int(blurred[x] * scale + 0.5f), -255, 255) + 255;
     const uint8_t *p = VIPS_REGION_ADDR(in, r->left + radius, r->top + radius + y);
     uint8_t *q = VIPS_REGION_ADDR(out, r->left, r->top + y);
     if (bands == 3)
-      for (int x = 0; x < w; x++, p += 3, q += 3) {
-        const uint8_t *clip = s.clip + kClipOffset + s.table[blurred[x]];
+      for (x = 0; x < w; x++, p += 3, q += 3) {
+        const uint8_t *clip = s.clip + kClipOffset + s.table[index[x]];
         q[0] = clip[p[0]], q[1] = clip[p[1]], q[2] = clip[p[2]];
       }
     else
-      for (int x = 0; x < w; x++) {
-        const uint8_t *clip = s.clip + kClipOffset + s.table[blurred[x]];
+      for (x = 0; x < w; x++) {
+        const uint8_t *clip = s.clip + kClipOffset + s.table[index[x]];
         for (int c = 0; c < bands; c++) *q++ = clip[*p++];
       }
   }
@@ -145,19 +149,20 @@ VImage sharpened(const VImage &rgb, const Step &step) {
   // The input lives as long as the output (unreferenced when it closes); the settings in its memory.
   g_object_ref(input);
   vips_object_local(out, input);
-  auto *s = static_cast<Sharpening *>(vips_malloc(VIPS_OBJECT(out), sizeof(Sharpening) + sizeof(int) * size_t(taps)));
+  auto *s = static_cast<Sharpening *>(vips_malloc(VIPS_OBJECT(out), sizeof(Sharpening) + sizeof(float) * size_t(taps)));
   if (!s) throw vips::VError();
   s->radius = radius;
   s->weights = 0;
   const VImage coefficients = mask.copy_memory();
   for (int k = 0; k < taps; k++) {
-    s->taps[k] = int(std::lround(coefficients.getpoint(k, 0)[0]));
+    s->taps[k] = float(coefficients.getpoint(k, 0)[0]);
     s->weights += s->taps[k];
   }
   fill_table(s->table, step);
   for (int i = 0; i < kClipSize; i++) s->clip[i] = uint8_t(std::clamp(i - kClipOffset, 0, 255));
   if (vips_image_generate(out, vips_start_one, sharpen_generate, vips_stop_one, input, s)) throw vips::VError();
-  return result;
+  // Regions of kRows rows: each reads 2 radius rows more than it makes, a share that falls as they grow.
+  return result.linecache(VImage::option()->set("tile_height", kRows)->set("access", VIPS_ACCESS_SEQUENTIAL)->set("threaded", true));
 }
 
 VImage sharpen(const VImage &in, const Step &step) {
