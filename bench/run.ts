@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,thumbs,removebg,bulk]`: matte side by side with its peers on
+// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,thumbs,removebg,bulk,ops]`: matte side by side with its peers on
 // this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
 // bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
 //
@@ -11,12 +11,13 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { OUT, ROOT, ensureDirs, runWorker, summarise, type Timing } from './common.js';
 import { INPUT_FILES, PIPELINES, modelSizeInput } from './pipelines.js';
+import { benchOps, OPS_VARIANTS } from './ops.js';
 import { modelsDir as defaultModelsDir } from '../lib/models-dir.js';
 import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'thumbs', 'removebg', 'bulk']).map((s) => s.trim());
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'thumbs', 'removebg', 'bulk', 'ops']).map((s) => s.trim());
 const threads = availableParallelism();
 
 // Each measurement is split into `rounds` child processes per tool, run alternately (matte,
@@ -425,6 +426,17 @@ async function benchRemoveBgRoute(targets: Target[]) {
   return r;
 }
 
+// Responsive images (bench/ops.ts): each extension against the same resize without it.
+async function benchResponsive(targets: Target[]) {
+  const runs = quick ? 7 : 21;
+  log(`\n## Responsive images: each extension / the same resize without it (${INPUT_FILES.photo} -> jpeg q80, alternated run by run in one process, 2 warm-up + ${runs} runs each)`);
+  const r = await benchOps({ warmup: 2, runs, threads });
+  log(table(['variant', 'base', 'ms median', 'variant / base'], OPS_VARIANTS.map((v) => [v.name, v.base, fmt(r.timings[v.name]!.median), v.name === v.base ? '' : fmt(r.ratios[v.name], 3)])));
+  log(`  subject's first crop of the photo (${r.model}'s inference, the matte cached): ${fmt(r.subjectFirstMs)} ms`);
+  for (const [name, value] of Object.entries(r.ratios)) targets.push({ what: `${name} / the same resize without it`, target: '<= 1.05', measured: fmt(value, 3), met: value <= 1.05 });
+  return r;
+}
+
 async function main(): Promise<void> {
   ensureDirs();
   const started = new Date();
@@ -449,6 +461,7 @@ async function main(): Promise<void> {
   if (only.includes('thumbs')) report.thumbs = await benchThumbs(targets);
   if (only.includes('removebg')) report.removebgRoute = await benchRemoveBgRoute(targets);
   if (only.includes('bulk')) report.bulk = await benchBulk(targets);
+  if (only.includes('ops')) report.ops = await benchResponsive(targets);
 
   report.loadavgAtEnd = loadavg();
   report.seconds = (Date.now() - started.getTime()) / 1000;

@@ -67,13 +67,25 @@ test('an existing output is kept without --force, replaced with it', async () =>
   assert.equal((await readdir(dir)).filter((name) => name.endsWith('.partial')), []);
 });
 
+test('the responsive-image operations: pad to a box, sharpen, and the quality by format', async () => {
+  const out = join(dir, 'card.png');
+  const run = await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":100,"height":100,"fit":"pad","background":"blue","dpr":2}}', '--op', '{"sharpen":1}']);
+  assert.is(run.code, 0, run.stderr);
+  const image = await decode(await readFile(out));
+  assert.equal([image.width, image.height], [200, 200]);
+  assert.equal(pixel(image, 100, 0), [0, 0, 255, 255], 'the box above the 200x150 image');
+  const avif = join(dir, 'card.avif');
+  assert.is((await runCli(['edit', input, '-o', avif, '--op', '{"crop":{"left":10}}'])).code, 0);
+  assert.is(formatOf(await readFile(avif)), 'avif');
+});
+
 test('bad input: one clear line, exit code 1, never a stack trace', async () => {
   const out = join(dir, 'never.png');
   assertOneLineError(await runCli(['edit', join(dir, 'missing.png'), '-o', out, '--op', '{"blur":1}']), /cannot read .*missing\.png: no such file or directory/);
   assertOneLineError(await runCli(['edit', dir, '-o', out, '--op', '{"blur":1}']), /a batch writes into a folder or s3:\/\/bucket\/prefix\/, and .*never\.png names a file/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":']), /--op number 1 is not valid JSON/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":500}']), /operations\[0\]\.blur must be at most 250 \(invalid_operations\)/);
-  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"sharpen":1}']), /operations\[1\]/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"watermark":1}']), /operations\[1\]/);
   assertOneLineError(await runCli(['edit', input, '-o', out]), /no operations/);
   assertOneLineError(await runCli(['edit', input, '-o', join(dir, 'x.bmp'), '--op', '{"blur":1}']), /cannot tell the format/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--quality', 'high']), /--quality must be a whole number/);

@@ -1,6 +1,11 @@
 // Tiny ONNX models written byte by byte (protobuf wire format), so that the model code's paths
 // that the real models do not take (float16 input and output, a wrong output shape, a failure
 // during inference) are tested without any model file from outside.
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelEntry } from '../../lib/models.js';
+
 type Field = Buffer;
 
 function varint(value: number | bigint): Buffer {
@@ -91,4 +96,22 @@ export function failingModel(): Buffer {
     [valueInfo(12, 'matte', FLOAT, [1, 1, 'h', 'w'])],
     [int64Initializer('shape', [1, 1, 5, 5])],
   );
+}
+
+/**
+ * The channel-mean model written as `<name>.onnx` in `dir`, and its registry entry with that path:
+ * its matte is the pixel's brightness (divide 255, clamped), so a test knows where the subject is.
+ */
+export async function brightnessModel(dir: string, name: string, size = 16): Promise<ModelEntry & { path: string }> {
+  const data = channelMeanModel(size, size);
+  const path = join(dir, `${name}.onnx`);
+  await writeFile(path, data);
+  return {
+    license: 'MIT',
+    source: { npm: 'none@0.0.0', files: [] },
+    sha256: createHash('sha256').update(data).digest('hex'),
+    input: { width: size, height: size, divide: 255, mean: [0, 0, 0], std: [1, 1, 1] },
+    output: { name: 'matte', postprocess: 'clamp' },
+    path,
+  } as ModelEntry & { path: string };
 }

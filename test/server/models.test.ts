@@ -3,11 +3,10 @@
 // is 400 invalid_field; `refine` in both endpoints; trim crops to the visible subject.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../server/config.js';
-import { channelMeanModel } from '../helpers/onnx.js';
+import { brightnessModel } from '../helpers/onnx.js';
 import { decode, makePng, pixel, solid } from '../helpers/images.js';
 import { get, post, startTestServer, tempDir, type Fields, type Reply, type TestServer } from '../helpers/server.js';
 
@@ -26,17 +25,7 @@ function assertError(reply: Reply, status: number, code: string, path: string): 
 
 test.before(async () => {
   scratch = await tempDir('matte-models-file-');
-  const data = channelMeanModel(16, 16);
-  const path = join(scratch, 'mean.onnx');
-  await writeFile(path, data);
-  const entry = {
-    license: 'MIT',
-    source: { npm: 'none@0.0.0', files: [] },
-    sha256: createHash('sha256').update(data).digest('hex'),
-    input: { width: 16, height: 16, divide: 255, mean: [0, 0, 0], std: [1, 1, 1] },
-    output: { name: 'matte', postprocess: 'clamp' },
-    path,
-  };
+  const entry = await brightnessModel(scratch, 'mean');
   await writeFile(join(scratch, 'models.json'), JSON.stringify({ models: { mean: entry } }));
   server = await startTestServer({ MATTE_MODELS: 'u2netp,mean', MATTE_MODELS_FILE: join(scratch, 'models.json') });
 });
