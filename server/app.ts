@@ -26,7 +26,7 @@ import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
-import { removeBgRoutes } from './routes/removebg.js';
+import { removeBgRoutes } from './foreign/removebg.js';
 import { resultsRoute } from './routes/results.js';
 import { signedRoute } from './routes/signed.js';
 import { ModelState, type Services } from './services.js';

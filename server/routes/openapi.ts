@@ -40,7 +40,7 @@ import {
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
 import { MAX_FIELD_BYTES } from '../input/form.js';
-import { REMOVEBG_ERRORS_SCHEMA, removeBgPaths } from './removebg-openapi.js';
+import { REMOVEBG_ERRORS_SCHEMA, removeBgPaths } from '../foreign/removebg-openapi.js';
 
 type Json = Record<string, unknown>;
 

@@ -14,7 +14,7 @@ import { HttpError, toHttpError } from '../errors.js';
 import { readBody } from '../input/body.js';
 import { FORM_OVERHEAD_BYTES, readForm } from '../input/form.js';
 import type { Services } from '../services.js';
-import { fetchUrl, runJob } from './images.js';
+import { fetchUrl, runJob } from '../routes/images.js';
 import {
   IMPROVE_FIELDS,
   IMPROVE_FILE_FIELDS,
