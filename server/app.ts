@@ -32,6 +32,7 @@ import { signedRoute } from './routes/signed.js';
 import { ModelState, type Services } from './services.js';
 import { createStore, type ResultStore } from './store/index.js';
 import { createMatteCache } from './matte-cache.js';
+import { createResultCache } from './result-cache.js';
 import { webRoutes } from './web/routes.js';
 
 export interface AppOptions {
@@ -99,6 +100,7 @@ export function createApp(options: AppOptions): MatteApp {
     shuttingDown: false,
   };
   services.matteCache = createMatteCache(config, store, services.metrics, logger);
+  services.resultCache = createResultCache(config, store, services.metrics, logger);
 
   const app = new Koa({ proxy: false });
   // A client that goes away while a streamed body (a stored result) is being sent makes Koa's
@@ -267,6 +269,7 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
       });
       await metrics?.close();
       await services.matteCache?.close();
+      await services.resultCache?.close();
       await services.store.close();
     })();
     return closing;

@@ -11,7 +11,10 @@ import { parseSignedOptions, SIGNED_PATH_PREFIX, verifySignature, type ParsedSig
 import { HttpError } from '../errors.js';
 import type { Services } from '../services.js';
 import { matchesEtag } from './results.js';
-import { inputBytes, resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
+import { resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
+import { cachedImage, knownSource } from '../cached-image.js';
+import { parseInputUrl } from '../input/fetch.js';
+import type { CachedImage } from '../result-cache.js';
 
 /** `{signature}/{options}.{format}`: base64url segments, a lower-case extension. */
 const SIGNED_REST = /^([A-Za-z0-9_-]{1,128})(\/[A-Za-z0-9_-]+\.([a-z0-9]{1,8}))$/;
@@ -40,12 +43,11 @@ function decodeOptions(encoded: string, extension: string): ParsedSignedOptions 
   return parseSignedOptions(value, extension);
 }
 
-async function run(ctx: Context, services: Services, options: ParsedSignedOptions): Promise<Result> {
+async function run(ctx: Context, services: Services, options: ParsedSignedOptions, input: Buffer): Promise<Result> {
   const { limits } = services;
   if (options.kind === 'edit') {
     const { steps, format, quality, anim, refine, model } = options;
     const matting = await resolveMatting(steps, services, refine, model);
-    const input = await inputBytes({ fields: { input: options.input } }, services);
     if (matting) {
       ctx.state.model = matting.model;
       await services.model.ensure();
@@ -54,7 +56,6 @@ async function run(ctx: Context, services: Services, options: ParsedSignedOption
   }
   const { format, trim, trim_margin: trimMargin, channels, refine } = options;
   const model = await services.model.check(options.model);
-  const input = await inputBytes({ fields: { input: options.input } }, services);
   ctx.state.model = model;
   await services.model.ensure();
   return runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin, channels, refine, model, limits, matteCache: services.matteCache, handOver: true, ...control }));
@@ -86,9 +87,13 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
   router.get(`${SIGNED_PATH_PREFIX}*rest`, checkSignature, ...guards, async (ctx) => {
     const path = ctx.state.signedPath as string;
     const dot = path.lastIndexOf('.');
-    let result: Result;
+    let result: CachedImage;
     try {
-      result = await run(ctx, services, decodeOptions(path.slice(1, dot), path.slice(dot + 1)));
+      const options = decodeOptions(path.slice(1, dot), path.slice(dot + 1));
+      // The answer from the result cache when the input is as it was (server/cached-image.ts).
+      const source = parseInputUrl(options.input);
+      const known = await knownSource(services, source);
+      ({ image: result } = await cachedImage(services, { source, variant: path, render: (input) => run(ctx, services, options, input) }, known));
     } catch (err) {
       services.metrics.signedRequest('error');
       throw err;
