@@ -80,12 +80,16 @@ async function fetchCounted(services: Services, url: URL, validators: Validators
   }
 }
 
-/** Remembers a fetched source's identity (only one that can be revalidated: the bytes' hash needs the bytes). */
-function remember(services: Services, url: URL, headers: SourceHeaders, identity: string, type: string | undefined, validators: Validators | undefined): void {
+/**
+ * Remembers a fetched source's identity (only one that can be revalidated: the bytes' hash needs
+ * the bytes). `revalidated`: the source answered 304, so the store already holds this identity and
+ * is written again only when the source gave it a lifetime to extend.
+ */
+function remember(services: Services, url: URL, headers: SourceHeaders, identity: string, type: string | undefined, validators: Validators | undefined, revalidated = false): void {
   if (!services.resultCache || !validators) return;
   const seconds = Math.min(freshSeconds(headers.cacheControl), services.config.resultCacheTtlSeconds);
   const memo: SourceMemo = { identity, type, ...validators, freshUntil: Date.now() + seconds * 1000 };
-  services.resultCache.putSource(url.href, memo);
+  services.resultCache.putSource(url.href, memo, { store: !revalidated || seconds > 0 });
 }
 
 /** Fetches the source's body and learns its identity. */
@@ -106,7 +110,7 @@ export async function knownSource(services: Services, url: URL): Promise<KnownSo
   const validators = { etag: memo.etag, lastModified: memo.lastModified };
   const answer = await fetchCounted(services, url, validators);
   if (!answer.bytes) {
-    remember(services, url, answer.headers, memo.identity, memo.type, validators);
+    remember(services, url, answer.headers, memo.identity, memo.type, validators, true);
     return { url, identity: memo.identity, type: memo.type };
   }
   const known = identityOf(answer.headers, answer.bytes);

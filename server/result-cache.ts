@@ -73,8 +73,12 @@ function decode(magic: Buffer, key: string, entry: Buffer): { header: Record<str
 
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
 
+/** Sources whose identity a process keeps in memory beside the store's copy (a few hundred bytes each). */
+const MEMORY_SOURCES = 10_000;
+
 export class ResultCache {
   private readonly writes = new CacheWrites('result cache');
+  private readonly sources = new Map<string, SourceMemo>();
 
   constructor(
     private readonly entries: KeyedEntries,
@@ -111,20 +115,36 @@ export class ResultCache {
     );
   }
 
-  /** What is known of the source at `url`, or undefined. */
+  /** What is known of the source at `url`, or undefined: this process's own memory first, then the store. */
   async getSource(url: string): Promise<SourceMemo | undefined> {
+    const known = this.sources.get(url);
+    if (known) return known;
     const key = cacheKey(`source\n${url}`);
     const entry = await this.entries.get(key);
     const header = entry && decode(SOURCE_MAGIC, key, entry)?.header;
     if (!header || typeof header.identity !== 'string' || typeof header.freshUntil !== 'number') return undefined;
     const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    return { identity: header.identity, type: text(header.type), etag: text(header.etag), lastModified: text(header.lastModified), freshUntil: header.freshUntil };
+    const memo = { identity: header.identity, type: text(header.type), etag: text(header.etag), lastModified: text(header.lastModified), freshUntil: header.freshUntil };
+    this.keep(url, memo);
+    return memo;
   }
 
-  /** Remembers what is known of the source at `url` (in the background, as results). */
-  putSource(url: string, memo: SourceMemo): void {
+  /** Remembers what is known of the source at `url`: in memory, and (unless `store` is false) in the store, in the background. */
+  putSource(url: string, memo: SourceMemo, options: { store: boolean } = { store: true }): void {
+    this.keep(url, memo);
+    if (!options.store) return;
     const key = cacheKey(`source\n${url}`);
     this.writes.add(() => this.entries.put(key, encode(SOURCE_MAGIC, key, memo))).catch((err) => this.logger.debug({ err }, 'source identity not written'));
+  }
+
+  /**
+   * This process's memory of sources, at most MEMORY_SOURCES, the oldest forgotten first. It is
+   * only ever used as the store's copy would be: trusted until its freshUntil, then revalidated.
+   */
+  private keep(url: string, memo: SourceMemo): void {
+    this.sources.delete(url);
+    this.sources.set(url, memo);
+    if (this.sources.size > MEMORY_SOURCES) this.sources.delete(this.sources.keys().next().value!);
   }
 
   async close(): Promise<void> {
