@@ -147,15 +147,16 @@ export function ipxOperations(modifiers: Map<string, string>): { operations: Dia
   let resize: IpxResize | undefined;
   for (const name of inIpxOrder([...modifiers.keys()].filter((n) => RESIZES.includes(n)))) resize = resizeOf(name, modifiers.get(name)!) ?? resize;
   const enlarge = modifiers.has('enlarge');
+  // The context modifiers are checked whether or not a resize uses them, as IPX applies each.
+  const fitText = get('fit');
+  if (fitText !== undefined && fitText !== '' && !(FITS as readonly string[]).includes(fitText)) throw invalidArg('fit', fitText, `one of: ${FITS.join(', ')}`);
+  const positionText = get('pos', 'position');
+  let position: string | undefined;
+  if (positionText !== undefined && positionText !== '') {
+    position = POSITIONS[positionText.replace('-', ' ')];
+    if (!position) throw invalidArg('position', positionText, `one of: ${Object.keys(POSITIONS).filter((p) => !/^\d/.test(p)).join(', ')}`);
+  }
   if (resize) {
-    const fitText = get('fit');
-    if (fitText !== undefined && fitText !== '' && !(FITS as readonly string[]).includes(fitText)) throw invalidArg('fit', fitText, `one of: ${FITS.join(', ')}`);
-    const positionText = get('pos', 'position');
-    let position: string | undefined;
-    if (positionText !== undefined && positionText !== '') {
-      position = POSITIONS[positionText.replace('-', ' ')];
-      if (!position) throw invalidArg('position', positionText, `one of: ${Object.keys(POSITIONS).filter((p) => !/^\d/.test(p)).join(', ')}`);
-    }
     const size = { ...(resize.width ? { width: resize.width } : {}), ...(resize.height ? { height: resize.height } : {}) };
     if (!resize.box) operations.push({ resize: { ...size, fit: enlarge ? 'contain' : 'scale-down' } });
     else {
@@ -243,7 +244,7 @@ export function ipxDialect(config: DialectConfig): DialectParse {
         throw new HttpError(400, 'missing_id', 'Resource id is not valid percent-encoding');
       }
       if (source === '' || source === '/') throw new HttpError(400, 'missing_id', `Resource id is missing: ${rawPath}`);
-      return { source, ...ipxOperations(readIpxModifiers(modifiers)), cacheControl };
+      return { source: /^https?:/i.test(source) ? source : `/${source.replace(/^\/+/, '')}`, ...ipxOperations(readIpxModifiers(modifiers)), cacheControl };
     },
     answerError(err) {
       const status = err.code === 'input_url_fetch_failed' ? 404 : err.status;
