@@ -11,6 +11,7 @@
 // (the same version and sources; its package.json maps `require` to bundled/culori.cjs).
 import { createRequire } from 'node:module';
 import type * as Culori from 'culori';
+import { z } from 'zod';
 
 /** 8-bit sRGB red, green, blue and alpha, each 0..255. */
 export type Rgba = [number, number, number, number];
@@ -57,3 +58,10 @@ export function parseColor(text: string): Rgba | undefined {
   const channel = (v: number) => clampByte(Number.isFinite(v) ? v : 0);
   return [channel(rgb.r), channel(rgb.g), channel(rgb.b), channel(alpha)];
 }
+
+/** A CSS colour as an operation's value takes it (background, pad's box, extend, a shadow's colour). */
+export const colourSchema = () =>
+  z
+    .string({ error: 'must be a CSS colour string' })
+    .max(MAX_COLOR_LENGTH, { error: `must be a CSS colour of at most ${MAX_COLOR_LENGTH} characters`, abort: true })
+    .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' });

@@ -8,7 +8,6 @@ import { addon, type Box, type NativePlan } from './native.js';
 import { MatteError, fromNativeError } from './errors.js';
 import { jobTimeoutMs, runCancellable, withCores, type JobControl } from './job.js';
 import {
-  DEFAULT_QUALITY,
   MEDIA_TYPES,
   editOptionsSchema,
   parseOperations,
@@ -29,10 +28,11 @@ import { modelFor } from './models.js';
 import { scaledTimeoutMs } from './model-cost.js';
 import { resolveLimits, type Limits } from './limits.js';
 import { MATTE_VERSION } from './version.js';
-import { checkMatteCache, lookUpMatte, lookupDeadlineMs, matteKey, reportMatte, storeMatte, type MatteCache } from './matte-cache.js';
+import { checkMatteCache, jobModelName, lookUpMatte, lookupDeadlineMs, matteKey, matteSteps, reportMatte, storeMatte, type MatteCache, type MatteLookup } from './matte-cache.js';
 
 export * from './schema.js';
 export * from './staging.js';
+export * from './responsive.js';
 export type { Box } from './native.js';
 export { MatteError, type MatteErrorCode } from './errors.js';
 export { parseColor, type Rgba } from './color.js';
@@ -61,7 +61,7 @@ export interface InputOptions {
 export interface EditOptions extends JobControl, InputOptions {
   /** Output format, default png; `auto`: png where the result has an alpha below 255, else jpeg (Result.format says which). */
   format?: FormatChoice;
-  /** 1..100, for jpeg and webp (default 80); validated and ignored for the other formats. */
+  /** 1..100, for jpeg, webp and avif (default: the format's, DEFAULT_QUALITIES); validated and ignored for png and gif. */
   quality?: number;
   /** Keep every frame of an animated gif/webp input (default true) when the format can animate. */
   anim?: boolean;
@@ -160,7 +160,8 @@ function checkOptions<T>(schema: { safeParse(v: unknown): { success: boolean; da
 /** What a job runs on besides its steps. */
 interface JobSettings {
   format: FormatChoice;
-  quality: number;
+  /** undefined: the format's default. */
+  quality?: number;
   anim: boolean;
   limits?: Partial<Limits>;
   matteCache?: MatteCache;
@@ -183,37 +184,43 @@ async function runSteps(input: Input, steps: Step[], settings: JobSettings, cont
   checkBackgroundImage(steps, settings.backgroundImage !== undefined);
   const buffer = await toBuffer(input, control.handOver);
   const background = settings.backgroundImage === undefined ? undefined : await toBuffer(settings.backgroundImage, control.handOver, 'backgroundImage');
-  const index = steps.findIndex((s) => s.op === 'removeBackground');
-  const model = index >= 0 ? await modelFor((steps[index] as { model?: string }).model) : undefined;
+  const matting = matteSteps(steps);
+  const model = matting.length > 0 ? await modelFor(jobModelName(steps)) : undefined;
   // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
   let timeoutMs = scaledTimeoutMs(given, model);
-  // The addon hands a matte over only where the step runs on one frame (a still image, or an
-  // animation's first frame alone): that frame is the same whatever the output, so not in the key.
-  // What comes after removeBackground (the staging included) is not in the key either.
+  // The addon hands a removeBackground's matte over only where the step runs on one frame (a still
+  // image, or an animation's first frame alone), and a subject's always (the first frame's): that
+  // frame is the same whatever the output, so not in the key. What comes after the step (the
+  // staging included) is not in the key either.
   const cache = model ? settings.matteCache : undefined;
-  let lookup;
+  let lookups: MatteLookup[] = [];
   if (cache) {
-    // The lookup is part of the job: within its deadline, stopped by the job's signal, and its
-    // time taken from the job's budget.
+    // The lookups are part of the job: within their deadline, stopped by the job's signal, and
+    // their time taken from the job's budget.
     const started = Date.now();
-    lookup = await lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels, { deadlineMs: lookupDeadlineMs(timeoutMs), signal: control.signal });
+    const lookupControl = { deadlineMs: lookupDeadlineMs(timeoutMs), signal: control.signal };
+    lookups = await Promise.all(matting.map((index) => lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels, lookupControl)));
     if (timeoutMs > 0) timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
   }
   const plan: NativePlan = {
     steps,
     format: settings.format,
-    quality: settings.quality,
+    ...(settings.quality === undefined ? {} : { quality: settings.quality }),
     anim: settings.anim,
     ...resolved,
     timeoutMs,
-    ...(lookup ? { matte: lookup.given, handBackMatte: true } : {}),
+    ...(cache ? { mattes: matting.map((step, i) => ({ step, ...lookups[i]!.given })) } : {}),
     ...(background ? { backgroundImage: background } : {}),
   };
-  const { matte, matteGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
-  if (cache && lookup) {
-    // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
-    if (lookup.given) reportMatte(cache, matteGiven ? 'hit' : matte ? 'bad' : 'miss');
-    if (matte) storeMatte(cache, lookup.key, matte);
+  const { mattes, mattesGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
+  if (cache) {
+    matting.forEach((step, i) => {
+      const lookup = lookups[i]!;
+      const matte = mattes?.find((m) => m.step === step);
+      // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
+      if (lookup.given) reportMatte(cache, mattesGiven?.includes(step) ? 'hit' : matte ? 'bad' : 'miss');
+      if (matte) storeMatte(cache, lookup.key, matte);
+    });
   }
   return { ...out, mediaType: MEDIA_TYPES[out.format] };
 }
@@ -232,7 +239,7 @@ export async function edit(input: Input, operations: Operation[] | unknown, opti
 
 /** Like edit(), for steps that were already validated (e.g. by parseOperationsJson in the server). */
 export function editSteps(input: Input, steps: Step[], options: EditOptions = {}): Promise<Result> {
-  const { format = 'png', quality = DEFAULT_QUALITY, anim = true, limits, matteCache, backgroundImage } = options;
+  const { format = 'png', quality, anim = true, limits, matteCache, backgroundImage } = options;
   return runSteps(input, steps, { format, quality, anim, limits, matteCache, backgroundImage }, options);
 }
 
@@ -251,7 +258,7 @@ export async function removeBackground(input: Input, options: RemoveBackgroundOp
   }
   const steps = removeBackgroundSteps({ ...opts, backgroundImage: backgroundImage !== undefined }, margin);
   try {
-    return await runSteps(input, steps.list, { format: opts.format ?? 'png', quality: DEFAULT_QUALITY, anim: opts.anim ?? true, limits, matteCache, backgroundImage }, { timeout, signal, handOver });
+    return await runSteps(input, steps.list, { format: opts.format ?? 'png', anim: opts.anim ?? true, limits, matteCache, backgroundImage }, { timeout, signal, handOver });
   } catch (err) {
     throw steps.renamed(err);
   }

@@ -71,14 +71,32 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The key of the matte of `steps[index]` (a removeBackground) on `input`: the input's bytes, the
- * steps before it (normalised, defaults filled in), the frame (the first: the addon hands over no
+ * The steps that may run the model, whose mattes the cache keeps: removeBackground (its refined
+ * matte), and a resize with gravity subject before it (the model's matte at the model's size,
+ * which chose the window; after removeBackground the cut-out's alpha is the subject).
+ */
+export function matteSteps(steps: readonly Step[]): number[] {
+  const cutOut = steps.findIndex((s) => s.op === 'removeBackground');
+  return steps.flatMap((s, i) => (s.op === 'removeBackground' || (s.op === 'resize' && s.gravity === 'subject' && (cutOut < 0 || i < cutOut)) ? [i] : []));
+}
+
+/** The model a job runs: its removeBackground's, else the default (undefined). */
+export function jobModelName(steps: readonly Step[]): string | undefined {
+  const step = steps.find((s) => s.op === 'removeBackground');
+  return step?.op === 'removeBackground' ? step.model : undefined;
+}
+
+/**
+ * The key of the matte of `steps[index]` on `input`: the input's bytes, the steps before it
+ * (normalised, defaults filled in), the frame (the first: the addon hands over no removeBackground
  * matte of a job on several frames), the model's name, the sha256 of the file loaded and every
  * setting of its entry that the addon is given (`input`: size and normalisation; `output`: which
- * output and its post-processing), the refinement settings and matte's build.
+ * output and its post-processing), matte's build, and what the matte is: a removeBackground's with
+ * its refinement settings, or the subject's (a resize's gravity, the model's own matte). So a
+ * photo's every crop by its subject, at any size, shares one entry.
  */
 export function matteKey(input: Uint8Array, steps: readonly Step[], index: number, model: LoadedModel): string {
-  const step = steps[index] as Extract<Step, { op: 'removeBackground' }>;
+  const step = steps[index]!;
   const what = {
     matte: MATTE_VERSION,
     addon: addonFingerprint(),
@@ -86,8 +104,7 @@ export function matteKey(input: Uint8Array, steps: readonly Step[], index: numbe
     before: steps.slice(0, index),
     frame: 0,
     model: { name: model.name, sha256: model.sha256, input: model.entry.input, output: model.entry.output },
-    refine: step.refine ?? true,
-    tta: step.tta ?? false,
+    ...(step.op === 'removeBackground' ? { refine: step.refine ?? true, tta: step.tta ?? false } : { use: 'subject' }),
   };
   return createHash('sha256').update(canonicalJson(what)).digest('hex');
 }

@@ -9,17 +9,20 @@ export interface NativePlan {
   steps: Step[];
   /** auto: PNG where the result has an alpha below 255, else JPEG (the result's `format`). */
   format: FormatChoice;
-  quality: number;
+  /** Not given: the format's default (DEFAULT_QUALITIES). */
+  quality?: number;
   anim: boolean;
   maxPixels: number;
   maxFrames: number;
   maxMatteFrames: number;
   /** The job's time budget in milliseconds, counted from when it starts running; 0: none. */
   timeoutMs?: number;
-  /** removeBackground's matte computed before (lib/matte-cache.ts): used instead of the model when its size is the image's. */
-  matte?: { data: Buffer; width: number; height: number };
-  /** Hand the matte removeBackground computed back in the result (`matte`). */
-  handBackMatte?: boolean;
+  /**
+   * The steps (removeBackground, a resize with gravity subject) whose matte is handed back in the
+   * result once computed (`mattes`), each with the matte computed before (lib/matte-cache.ts), if
+   * any: used instead of the model when its size is the one the step makes.
+   */
+  mattes?: { step: number; data?: Buffer; width?: number; height?: number }[];
   /** The encoded background image of a backgroundImage step (read in place for the whole job). */
   backgroundImage?: Buffer;
 }
@@ -47,10 +50,10 @@ export interface NativeResult {
   format: OutputFormat;
   /** The subject's box (alpha > 0 of the matte) in the result's pixels, when a removeBackground ran. */
   foreground?: Box;
-  /** With handBackMatte: the matte removeBackground computed (not when it used a given one, or did not run). */
-  matte?: { data: Buffer; width: number; height: number };
-  /** Whether the given matte was used. */
-  matteGiven?: boolean;
+  /** The mattes the steps listed in the plan's `mattes` computed (not when one used a given matte, or did not run). */
+  mattes?: { step: number; data: Buffer; width: number; height: number }[];
+  /** The steps that used the matte they were given. */
+  mattesGiven?: number[];
 }
 
 export interface NativeModelSpec {
@@ -92,7 +95,19 @@ export interface NativeBounds {
   maxPlaceMarginPercent: number;
   maxAspectTerm: number;
   maxRoiPixels: number;
+  minDpr: number;
+  maxDpr: number;
+  maxSharpenSigma: number;
+  maxSharpenAmount: number;
+  defaultSharpenFlat: number;
+  defaultSharpenJagged: number;
+  minGamma: number;
+  maxGamma: number;
+  maxEdgePixels: number;
+  /** The quality's range, and jpeg's and webp's default. */
   quality: NativeBound;
+  /** AVIF's default quality. */
+  avifQuality: number;
   limits: { maxPixels: NativeBound; maxFrames: NativeBound; maxMatteFrames: NativeBound };
   decodedBytesPerPixel: number;
 }

@@ -3,9 +3,23 @@
 // document is generated from it, so the three cannot drift apart. The bounds the addon also checks
 // are the addon's own (native/bounds.h), read here when the library loads.
 import { z } from 'zod';
-import { MAX_COLOR_LENGTH, parseColor, type Rgba } from './color.js';
+import { colourSchema, parseColor, type Rgba } from './color.js';
 import { MatteError } from './errors.js';
 import { addon } from './native.js';
+import {
+  cropSchema,
+  cropStep,
+  extendSchema,
+  extendStep,
+  gammaSchema,
+  resizeExtensionFields,
+  resizeExtensionStep,
+  resizeFieldsProblem,
+  sharpenSchema,
+  sharpenStep,
+  type ResizeExtension,
+  type ResponsiveStep,
+} from './responsive.js';
 import { parseMargin, placeSchema, placeStep, roiSchema, roiStep, shadowSchema, shadowStep, sizeSchema, sizeStep, type StagingStep } from './staging.js';
 
 const { bounds } = addon;
@@ -32,7 +46,8 @@ export type FormatChoice = (typeof FORMAT_CHOICES)[number];
 /** The formats a background removal can ask for (jpeg: flattened on white, or over its background). */
 export const REMOVE_BACKGROUND_FORMATS = ['png', 'webp', 'jpeg', 'auto'] as const;
 export type RemoveBackgroundFormat = (typeof REMOVE_BACKGROUND_FORMATS)[number];
-export const FIT_MODES = ['contain', 'cover', 'scale-down', 'crop'] as const;
+/** The specification's four fits, and the extensions pad and fill (docs/api.md, "Extensions: responsive images"). */
+export const FIT_MODES = ['contain', 'cover', 'scale-down', 'crop', 'pad', 'fill'] as const;
 export type Fit = (typeof FIT_MODES)[number];
 
 // ---- building blocks with the messages users read ------------------------------------------
@@ -89,11 +104,18 @@ export const operationValueSchemas = {
         width: side().optional(),
         height: side().optional(),
         fit: z.enum(FIT_MODES, { error: `must be one of ${FIT_MODES.join(', ')}` }).optional(),
+        // Extensions (lib/responsive.ts): gravity, enlarge, background (pad's box), dpr.
+        ...resizeExtensionFields,
       },
       { error: 'must be an object with width and/or height' },
     )
     .refine((r) => r.width !== undefined || r.height !== undefined, {
       error: 'needs width and/or height',
+      abort: true,
+    })
+    .superRefine((r, ctx) => {
+      const problem = resizeFieldsProblem(r);
+      if (problem) ctx.addIssue({ code: 'custom', path: [problem[0]], message: problem[1] });
     }),
   rotate: z.union([z.literal(90), z.literal(180), z.literal(270)], { error: 'must be 90, 180 or 270' }),
   flip: z.enum(['h', 'v', 'hv'], { error: 'must be h, v or hv' }),
@@ -103,10 +125,7 @@ export const operationValueSchemas = {
   brightness: toneFactor(),
   contrast: toneFactor(),
   saturation: toneFactor(),
-  background: z
-    .string({ error: 'must be a CSS colour string' })
-    .max(MAX_COLOR_LENGTH, { error: `must be a CSS colour of at most ${MAX_COLOR_LENGTH} characters`, abort: true })
-    .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' }),
+  background: colourSchema(),
   removeBackground: z.union([literalTrue(), removeBackgroundSettingsSchema], { error: REMOVE_BACKGROUND_SETTINGS }),
   trim: literalTrue(),
   // Extensions beside the specification's ten: the staged cut-outs (lib/staging.ts).
@@ -114,9 +133,14 @@ export const operationValueSchemas = {
   shadow: shadowSchema,
   backgroundImage: literalTrue(),
   place: placeSchema,
+  // Extensions beside the specification's ten: responsive images (lib/responsive.ts).
+  sharpen: sharpenSchema,
+  gamma: gammaSchema,
+  extend: extendSchema,
+  crop: cropSchema,
 } as const;
 
-/** The operations of the specification; the others are extensions (docs/api.md, "Extensions: staged cut-outs"). */
+/** The operations of the specification; the others are extensions (docs/api.md, "Extensions: staged cut-outs", "Extensions: responsive images"). */
 export const SPECIFICATION_OPERATIONS = ['resize', 'rotate', 'flip', 'blur', 'brightness', 'contrast', 'saturation', 'background', 'removeBackground', 'trim'] as const;
 
 export type OperationName = keyof typeof operationValueSchemas;
@@ -143,7 +167,7 @@ export const operationsSchema = z.array(operationSchema).min(1).max(MAX_OPERATIO
  * This is the trusted plan format of native/plan.h.
  */
 export type Step =
-  | { op: 'resize'; width?: number; height?: number; fit: Fit }
+  | ({ op: 'resize'; width?: number; height?: number; fit: Fit } & ResizeExtension)
   | { op: 'rotate'; angle: 90 | 180 | 270 }
   | { op: 'flip'; direction: 'h' | 'v' | 'hv' }
   | { op: 'blur'; radius: number }
@@ -168,7 +192,8 @@ export type Step =
   | { op: 'extractAlpha' }
   /** Internal: the remove.bg route's zip, the colour bands alone (alpha dropped, not flattened). */
   | { op: 'extractColour' }
-  | StagingStep;
+  | StagingStep
+  | ResponsiveStep;
 
 /** Four values, one a side: top, right, bottom, left (CSS's order). */
 export type Sides = [number, number, number, number];
@@ -188,7 +213,10 @@ function invalid(path: readonly PropertyKey[], message: string): MatteError {
 function toStep(name: OperationName, value: any): Step {
   switch (name) {
     case 'resize':
-      return { op: 'resize', width: value.width, height: value.height, fit: value.fit ?? 'contain' };
+    {
+      const fit: Fit = value.fit ?? 'contain';
+      return { op: 'resize', width: value.width, height: value.height, fit, ...resizeExtensionStep({ ...value, fit }) };
+    }
     case 'rotate':
       return { op: 'rotate', angle: value };
     case 'flip':
@@ -213,6 +241,14 @@ function toStep(name: OperationName, value: any): Step {
       return { op: 'backgroundImage' };
     case 'place':
       return placeStep(value);
+    case 'sharpen':
+      return sharpenStep(value);
+    case 'gamma':
+      return { op: 'gamma', value };
+    case 'extend':
+      return extendStep(value);
+    case 'crop':
+      return cropStep(value);
   }
 }
 
@@ -365,7 +401,13 @@ export const removeBackgroundOptionsSchema = z.strictObject({
   place: placeSchema.optional(),
 });
 
+/** JPEG's and WebP's default quality. */
 export const DEFAULT_QUALITY = bounds.quality.default;
+/**
+ * The quality each lossy format is encoded at when none is given (docs/api.md, "Extensions:
+ * responsive images"): JPEG and WebP 80, AVIF 60 on libheif's scale (sharp's and libvips' Q).
+ */
+export const DEFAULT_QUALITIES = { jpeg: DEFAULT_QUALITY, webp: DEFAULT_QUALITY, avif: bounds.avifQuality } as const;
 
 export const MEDIA_TYPES: Record<OutputFormat, string> = {
   png: 'image/png',

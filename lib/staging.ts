@@ -3,7 +3,7 @@
 // `semitransparency`, their steps for the addon, and their form values. lib/schema.ts lists them
 // beside the specification's ten operations; the bounds are the addon's (native/bounds.h).
 import { z } from 'zod';
-import { MAX_COLOR_LENGTH, parseColor, type Rgba } from './color.js';
+import { colourSchema, parseColor, type Rgba } from './color.js';
 import { MatteError } from './errors.js';
 import { addon } from './native.js';
 
@@ -42,11 +42,6 @@ const ranged = (min: number, max: number, what = 'a number') =>
     .refine((v) => v >= min, { error: `must be at least ${min}`, abort: true })
     .refine((v) => v <= max, { error: `must be at most ${max}` });
 
-const colour = () =>
-  z
-    .string({ error: 'must be a CSS colour string' })
-    .max(MAX_COLOR_LENGTH, { error: `must be a CSS colour of at most ${MAX_COLOR_LENGTH} characters`, abort: true })
-    .refine((v) => parseColor(v) !== undefined, { error: 'must be a CSS colour (hex, rgb(), hsl(), hwb() or a name)' });
 
 /** A margin: whole pixels (`30`) or a percentage with up to two decimals (`'10%'`). */
 export type Margin = { pixels: number } | { percent: number };
@@ -105,7 +100,7 @@ export const shadowSettingsSchema = z.strictObject(
     blur: ranged(0, MAX_SHADOW_BLUR).optional(),
     offsetX: ranged(-MAX_SHADOW_OFFSET, MAX_SHADOW_OFFSET).optional(),
     offsetY: ranged(-MAX_SHADOW_OFFSET, MAX_SHADOW_OFFSET).optional(),
-    color: colour().optional(),
+    color: colourSchema().optional(),
   },
   { error: 'must be true or an object with type, opacity, blur, offsetX, offsetY and/or color' },
 );

@@ -111,7 +111,8 @@ Plan to_plan(const Napi::Object &o) {
   else if (format == "avif") plan.format = Format::Avif;
   else if (format == "auto") plan.auto_format = true;
   else throw Error("internal", "plan: unknown format " + format);
-  plan.quality = int(get_ranged(o, "quality", kQuality.min, kQuality.max, kQuality.fallback));
+  // Not given: the output format's default (save.cc).
+  plan.quality = o.Get("quality").IsUndefined() ? 0 : int(get_ranged(o, "quality", kQuality.min, kQuality.max, 0));
   plan.anim = o.Get("anim").ToBoolean();
   plan.limits.max_pixels = uint64_t(get_ranged(o, "maxPixels", kMaxPixels.min, kMaxPixels.max, kMaxPixels.fallback));
   plan.limits.max_frames = int(get_ranged(o, "maxFrames", kMaxFrames.min, kMaxFrames.max, kMaxFrames.fallback));
@@ -164,18 +165,24 @@ class RunWorker : public Worker {
       box.Set("height", out_.foreground->height);
       result.Set("foreground", box);
     }
-    if (matte_.used_given) result.Set("matteGiven", true);
-    if (matte_.computed.get_image()) {
+    Napi::Array computed = Napi::Array::New(env), used = Napi::Array::New(env);
+    for (size_t i = 0; i < mattes_.size(); i++) {
+      const MatteHandover &handover = *mattes_[i];
+      if (handover.used_given) used.Set(used.Length(), matte_steps_[i]);
+      if (!handover.computed.get_image()) continue;
       // The matte goes to JS without a copy too: the Buffer holds a reference to its image.
-      auto *image = new vips::VImage(matte_.computed);
+      auto *image = new vips::VImage(handover.computed);
       auto *pixels = static_cast<uint8_t *>(const_cast<void *>(image->data()));
       Napi::Object matte = Napi::Object::New(env);
+      matte.Set("step", matte_steps_[i]);
       matte.Set("data", Napi::Buffer<uint8_t>::New(env, pixels, size_t(image->width()) * image->height(),
                                                    [](Napi::Env, uint8_t *, vips::VImage *kept) { delete kept; }, image));
       matte.Set("width", image->width());
       matte.Set("height", image->height());
-      result.Set("matte", matte);
+      computed.Set(computed.Length(), matte);
     }
+    if (computed.Length()) result.Set("mattes", computed);
+    if (used.Length()) result.Set("mattesGiven", used);
     return result;
   }
 
@@ -184,25 +191,38 @@ class RunWorker : public Worker {
   }
 
  private:
-  // plan.matte (a matte computed before) and plan.handBackMatte: lib/matte-cache.ts.
+  // plan.mattes (lib/matte-cache.ts): the steps whose matte is handed back once computed
+  // (removeBackground, a resize's subject gravity), each with the matte computed before, if any.
   void take_matte(const Napi::Object &plan) {
-    matte_.want = plan.Get("handBackMatte").ToBoolean();
-    Napi::Value given = plan.Get("matte");
-    if (given.IsObject()) {
-      Napi::Object o = given.As<Napi::Object>();
-      if (!o.Get("data").IsBuffer()) throw Error("internal", "plan: matte.data must be a Buffer");
-      Napi::Buffer<uint8_t> data = o.Get("data").As<Napi::Buffer<uint8_t>>();
-      int width = int(get_ranged(o, "width", 1, VIPS_MAX_COORD, 0));
-      int height = int(get_ranged(o, "height", 1, VIPS_MAX_COORD, 0));
-      if (data.Length() != size_t(width) * size_t(height)) throw Error("internal", "plan: matte.data must hold width x height bytes");
-      given_ = Napi::Persistent(data);
-      matte_.given = data.Data();
-      matte_.given_width = width;
-      matte_.given_height = height;
+    Napi::Value list = plan.Get("mattes");
+    if (list.IsUndefined()) return;
+    if (!list.IsArray()) throw Error("internal", "plan: mattes must be an array");
+    Napi::Array array = list.As<Napi::Array>();
+    for (uint32_t i = 0; i < array.Length(); i++) {
+      if (!array.Get(i).IsObject()) throw Error("internal", "plan: a matte must be an object");
+      Napi::Object o = array.Get(i).As<Napi::Object>();
+      const int index = int(get_ranged(o, "step", 0, double(plan_.steps.size()) - 1, -1));
+      Step &step = plan_.steps[size_t(index)];
+      if (step.matte || (step.op != Op::RemoveBackground && step.op != Op::Resize))
+        throw Error("internal", "plan: a matte for a step that has none, or twice");
+      auto handover = std::make_unique<MatteHandover>();
+      handover->want = true;
+      Napi::Value given = o.Get("data");
+      if (!given.IsUndefined()) {
+        if (!given.IsBuffer()) throw Error("internal", "plan: a matte's data must be a Buffer");
+        Napi::Buffer<uint8_t> data = given.As<Napi::Buffer<uint8_t>>();
+        int width = int(get_ranged(o, "width", 1, VIPS_MAX_COORD, 0));
+        int height = int(get_ranged(o, "height", 1, VIPS_MAX_COORD, 0));
+        if (data.Length() != size_t(width) * size_t(height)) throw Error("internal", "plan: a matte's data must hold width x height bytes");
+        given_.push_back(Napi::Persistent(data));
+        handover->given = data.Data();
+        handover->given_width = width;
+        handover->given_height = height;
+      }
+      step.matte = handover.get();
+      mattes_.push_back(std::move(handover));
+      matte_steps_.push_back(index);
     }
-    if (!matte_.want && !matte_.given) return;
-    for (Step &step : plan_.steps)
-      if (step.op == Op::RemoveBackground) step.matte = &matte_;
   }
 
   // plan.backgroundImage: the second input of a backgroundImage step, kept alive for the job.
@@ -220,8 +240,9 @@ class RunWorker : public Worker {
 
   Napi::Reference<Napi::Buffer<uint8_t>> input_;  // keeps the input alive for the job
   Napi::Reference<Napi::Buffer<uint8_t>> background_;
-  Napi::Reference<Napi::Buffer<uint8_t>> given_;  // keeps a given matte alive for the job
-  MatteHandover matte_;
+  std::vector<Napi::Reference<Napi::Buffer<uint8_t>>> given_;  // keeps the given mattes alive for the job
+  std::vector<std::unique_ptr<MatteHandover>> mattes_;  // one a step that asked (stable addresses: Step::matte)
+  std::vector<int> matte_steps_;
   const uint8_t *data_;
   size_t size_;
   Plan plan_;
@@ -349,7 +370,17 @@ Napi::Object bounds(Napi::Env env) {
   out.Set("maxPlaceMarginPercent", kMaxPlaceMarginPercent);
   out.Set("maxAspectTerm", kMaxAspectTerm);
   out.Set("maxRoiPixels", kMaxRoiPixels);
+  out.Set("minDpr", kMinDpr);
+  out.Set("maxDpr", kMaxDpr);
+  out.Set("maxSharpenSigma", kMaxSharpenSigma);
+  out.Set("maxSharpenAmount", kMaxSharpenAmount);
+  out.Set("defaultSharpenFlat", kDefaultSharpenFlat);
+  out.Set("defaultSharpenJagged", kDefaultSharpenJagged);
+  out.Set("minGamma", kMinGamma);
+  out.Set("maxGamma", kMaxGamma);
+  out.Set("maxEdgePixels", kMaxEdgePixels);
   out.Set("quality", bound(env, kQuality));
+  out.Set("avifQuality", kAvifQuality);
   Napi::Object limits = Napi::Object::New(env);
   limits.Set("maxPixels", bound(env, kMaxPixels));
   limits.Set("maxFrames", bound(env, kMaxFrames));

@@ -32,6 +32,20 @@ constexpr double kMaxAspectTerm = 100;
 /** A region of interest's coordinates in pixels. */
 constexpr double kMaxRoiPixels = 1000000;
 
+/** Responsive images (docs/api.md, "Extensions: responsive images"). resize's device-pixel ratio. */
+constexpr double kMinDpr = 1;
+constexpr double kMaxDpr = 4;
+/** sharpen: vips_sharpen's sigma, and its m1 (flat) and m2 (jagged) amounts, whose defaults are libvips' own. */
+constexpr double kMaxSharpenSigma = 10;
+constexpr double kMaxSharpenAmount = 100;
+constexpr double kDefaultSharpenFlat = 0;
+constexpr double kDefaultSharpenJagged = 3;
+/** gamma: out = in^(1 / gamma). */
+constexpr double kMinGamma = 0.1;
+constexpr double kMaxGamma = 10;
+/** extend and crop: pixels a side. */
+constexpr double kMaxEdgePixels = 10000;
+
 /** A whole number's range and its value when none is given. */
 struct Bound {
   double min;
@@ -39,8 +53,10 @@ struct Bound {
   double fallback;
 };
 
-/** The output quality (jpeg, webp). */
+/** The output quality (jpeg, webp, avif): its range, and jpeg's and webp's default. */
 constexpr Bound kQuality{1, 100, 80};
+/** AVIF's default quality, on libheif's scale (which sharp's and libvips' heifsave use too). */
+constexpr double kAvifQuality = 60;
 
 /** The safety limits of one job (docs/api.md, "Input"): their ranges and defaults. */
 constexpr Bound kMaxPixels{1, 1e15, 1e8};

@@ -13,11 +13,18 @@
 
 namespace matte {
 
-enum class Fit { Contain, Cover, ScaleDown, Crop };
+// The specification's four fits, and the extensions pad and fill (docs/api.md, "Extensions: responsive images").
+enum class Fit { Contain, Cover, ScaleDown, Crop, Pad, Fill };
 
-// removeBackground's matte (one 8-bit band, the size of the image at that step) handed in, computed
-// before and kept by the caller (lib/matte-cache.ts), or handed back once computed. Owned by the
-// job's worker (addon.cc), which keeps `given`'s buffer alive for the whole job.
+// Which window of the scaled image cover and crop keep, or where pad places the image in its box:
+// a compass point, a focal point (focus_x, focus_y), the subject's matte, or libvips' attention.
+enum class Gravity { Centre, North, NorthEast, East, SouthEast, South, SouthWest, West, NorthWest, Focus, Subject, Attention };
+
+// A step's matte handed in, computed before and kept by the caller (lib/matte-cache.ts), or handed
+// back once computed: removeBackground's (one 8-bit band, the size of the image at that step), or
+// the model's matte a resize's subject gravity chose its window with (the model's own size). One
+// per step that asks; owned by the job's worker (addon.cc), which keeps `given`'s buffer alive for
+// the whole job.
 struct MatteHandover {
   const uint8_t *given = nullptr;  // used instead of the model and the refinement when its size matches
   int given_width = 0;
@@ -47,6 +54,11 @@ enum class Op {
   Shadow,           // a drop or contact shadow cast by the alpha, under the subject
   BackgroundImage,  // the image so far over the request's background image, covered and centred
   Place,            // the subject scaled and placed; the canvas padded to an aspect ratio
+  // Responsive images: extensions beside the specification's ten (docs/api.md).
+  Sharpen,          // libvips' unsharp mask
+  Gamma,            // out = in^(1 / gamma) on the colour bands
+  Extend,           // pixels added a side, in a colour
+  Crop,             // pixels cut off a side
 };
 
 struct Step {
@@ -57,6 +69,15 @@ struct Step {
   int width = 0;
   int height = 0;
   Fit fit = Fit::Contain;
+  // resize's extensions: the gravity (focus: x and y as fractions of the image, or pad's place as
+  // fractions of its free space); enlarge when given (else the fit's default: enlarges()); the
+  // device-pixel ratio; pad's box colour is rgba
+  Gravity gravity = Gravity::Centre;
+  double focus_x = 0.5;
+  double focus_y = 0.5;
+  bool enlarge_given = false;
+  bool enlarge = false;
+  double dpr = 1;
   // rotate: 90, 180 or 270 clockwise
   int angle = 0;
   // flip
@@ -64,12 +85,18 @@ struct Step {
   bool vertical = false;
   // blur radius, brightness, contrast or saturation factor
   double value = 0;
-  // background colour, 0..255 each
+  // background, pad's box, extend's colour: 0..255 each
   std::array<double, 4> rgba{};
+  // sharpen: sigma (0: nothing) and vips_sharpen's m1 (flat areas) and m2 (jagged ones)
+  double sigma = 0;
+  double flat = 0;
+  double jagged = 0;
+  // extend, crop: pixels a side, top, right, bottom, left
+  std::array<int, 4> sides{};
   // removeBackground: refine and clean the matte (default); average with the mirror's matte
   bool refine = true;
   bool tta = false;
-  MatteHandover *matte = nullptr;  // none: the matte is computed and not handed back
+  MatteHandover *matte = nullptr;  // none: the matte is computed and not handed back (resize's subject too)
   // trimTransparent: the margin around the box, in pixels or (margin_percent) in % of its sides;
   // place: the margin inside the canvas, in pixels or in % of the canvas's sides
   double margin = 0;
@@ -106,6 +133,12 @@ struct Step {
   int aspect_height = 0;
 };
 
+/** Whether a resize may go past the source's size: as given, else its fit's default (contain, cover, pad, fill do). */
+inline bool enlarges(const Step &step) {
+  if (step.enlarge_given) return step.enlarge;
+  return step.fit != Fit::ScaleDown && step.fit != Fit::Crop;
+}
+
 enum class Format { Png, Webp, Jpeg, Gif, Avif };
 
 struct Limits {
@@ -118,7 +151,7 @@ struct Plan {
   std::vector<Step> steps;
   Format format = Format::Png;
   bool auto_format = false;  // `auto`: PNG where the result has an alpha below 255, else JPEG (format is decided then)
-  int quality = int(kQuality.fallback);
+  int quality = 0;  // 0: the format's default (bounds.h: kQuality's, AVIF kAvifQuality)
   bool anim = true;
   Limits limits;
   int64_t timeout_ms = 0;  // the job's time budget (budget.h); 0: none

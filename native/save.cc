@@ -46,7 +46,7 @@ void save_jpeg(const VImage &image, int quality, void **data, size_t *size) {
 }
 
 // libheif directly, not libvips' heifsave: see native/encode/avif.cc.
-void save_avif(const VImage &image, void **data, size_t *size) { encode_avif(image, data, size); }
+void save_avif(const VImage &image, int quality, void **data, size_t *size) { encode_avif(image, quality, data, size); }
 
 // The largest side each format can store (a frame's, for animations): WebP 16383 (14-bit sizes),
 // JPEG 65500 (libjpeg's JPEG_MAX_DIMENSION), GIF 65535 (16-bit sizes), AVIF 65536 (AV1's 16-bit
@@ -81,6 +81,8 @@ Encoded save(const Frames &frames, Format format, int quality, Budget *budget) {
   VImage image = join_frames(used);
 
   Encoded out{nullptr, 0, used.width(), used.height(), used.count(), format, std::nullopt};
+  // No quality given: the format's default (docs/api.md, "Extensions: responsive images").
+  if (quality <= 0) quality = int(format == Format::Avif ? kAvifQuality : kQuality.fallback);
   switch (format) {
     case Format::Png:
       if (png_encodable(image)) encode_png(image, &out.data, &out.size);
@@ -92,7 +94,7 @@ Encoded save(const Frames &frames, Format format, int quality, Budget *budget) {
       break;
     case Format::Jpeg: save_jpeg(image, quality, &out.data, &out.size); break;
     case Format::Gif: encode_gif(image, budget, &out.data, &out.size); break;
-    case Format::Avif: save_avif(image, &out.data, &out.size); break;
+    case Format::Avif: save_avif(image, quality, &out.data, &out.size); break;
   }
   return out;
 }

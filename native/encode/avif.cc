@@ -29,9 +29,9 @@ namespace matte {
 
 namespace {
 
-// heifsave's defaults in libvips 8.14 (matte never passed others): Q 50, effort 4, chroma "420"
-// (subsample "auto" chooses 4:4:4 only from Q 90).
-const int kQuality = 50;
+// heifsave's defaults in libvips 8.14: effort 4, chroma "420" (subsample "auto" chooses 4:4:4 only
+// from Q 90). The quality is the job's, on libheif's scale as heifsave's Q (bounds.h kAvifQuality
+// by default).
 const int kSpeed = 9 - 4;
 const char *kChroma = "420";
 // libheif's aom plugin accepts 1..16 threads.
@@ -97,7 +97,7 @@ heif_error write_output(heif_context *, const void *data, size_t size, void *use
 
 }  // namespace
 
-void encode_avif(const VImage &input, void **data, size_t *size) {
+void encode_avif(const VImage &input, int quality, void **data, size_t *size) {
   VImage image = rgb8(input);
   const int width = image.width(), height = image.height();
   const bool alpha = image.bands() > 3;
@@ -108,7 +108,7 @@ void encode_avif(const VImage &input, void **data, size_t *size) {
   heif_encoder *raw_encoder = nullptr;
   check(heif.context_get_encoder_for_format(context.get(), heif_compression_AV1, &raw_encoder), "AV1 encoder");
   Encoder encoder(raw_encoder);
-  check(heif.encoder_set_lossy_quality(encoder.get(), kQuality), "quality");
+  check(heif.encoder_set_lossy_quality(encoder.get(), quality), "quality");
   check(heif.encoder_set_lossless(encoder.get(), 0), "lossless");
   check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "speed", kSpeed), "speed");
   check_parameter(heif.encoder_set_parameter_string(encoder.get(), "chroma", kChroma), "chroma");

@@ -122,7 +122,7 @@ void run_background_image(Frames &frames, const Step &step, const StepContext &c
                 kPath);
   if (g.width != background.width() || g.height != background.height() || g.scaled_width != g.width ||
       g.scaled_height != g.height)
-    resize_frames(background, g);
+    resize_frames(background, g, cover);
   VImage under = background.images.front();
   // Every frame of an animation goes over the same background: computed once.
   if (frames.count() > 1) {

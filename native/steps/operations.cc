@@ -19,7 +19,8 @@ bool never(const Step &) { return false; }
 // The staged cut-outs: size is a downscale like resize; shadow, backgroundImage and place work on
 // whole frames (a shadow's plane, the background covered to the frame, the subject's box). A shadow
 // stays a layer of its own under the frames, which place moves with them and backgroundImage
-// blends apart; every other step flattens it first.
+// blends apart; every other step flattens it first. Responsive images: sharpen is a convolution
+// (regions, per frame), gamma a per-pixel map, extend and crop change each frame's size.
 const Operation kOperations[] = {
     // op                  name                read                    run                    streams strip        regions shape         cost                    downscale        layers
     {Op::Resize,           "resize",           read_resize,            run_resize,            true,  always,        true,  resize_shape,  nullptr,                resize_geometry, false},
@@ -39,6 +40,10 @@ const Operation kOperations[] = {
     {Op::Shadow,           "shadow",           read_shadow,            run_shadow,            false, never,         false, unknown_shape, nullptr,                nullptr,         false},
     {Op::BackgroundImage,  "backgroundImage",  nullptr,                run_background_image,  true,  never,         false, nullptr,       nullptr,                nullptr,         true},
     {Op::Place,            "place",            read_place,             run_place,             false, never,         true,  place_shape,   nullptr,                nullptr,         true},
+    {Op::Sharpen,          "sharpen",          read_sharpen,           run_sharpen,           true,  never,         true,  nullptr,       nullptr,                nullptr,         false},
+    {Op::Gamma,            "gamma",            read_gamma,             run_gamma,             true,  always,        false, nullptr,       nullptr,                nullptr,         false},
+    {Op::Extend,           "extend",           read_extend,            run_extend,            true,  never,         false, extend_shape,  nullptr,                nullptr,         false},
+    {Op::Crop,             "crop",             read_edges,             run_crop,              true,  never,         false, crop_shape,    crop_cost,              nullptr,         false},
 };
 
 }  // namespace

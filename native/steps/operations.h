@@ -58,15 +58,18 @@ struct Size {
 };
 
 /**
- * Scale to scaled_width x scaled_height, then take the centre width x height. 64-bit: a thin image
- * scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024: 4.3e9);
- * run_resize checks the sizes against the limits before narrowing them.
+ * Scale to scaled_width x scaled_height, then take the width x height window at left, top of it
+ * (cover, crop: inside it; pad: a box around it, so left and top are negative or 0). 64-bit: a thin
+ * image scaled to a given width can ask for a side far beyond int (1 x 4194305 to width 1024:
+ * 4.3e9); run_resize checks the sizes against the limits before narrowing them.
  */
 struct ResizeGeometry {
   int64_t scaled_width;
   int64_t scaled_height;
   int64_t width;
   int64_t height;
+  int64_t left = 0;
+  int64_t top = 0;
 };
 
 struct Operation {

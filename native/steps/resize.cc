@@ -1,6 +1,9 @@
-// resize: contain, cover, scale-down and crop, with one or two dimensions (docs/api.md, "Operations (edit)").
+// resize: contain, cover, scale-down and crop, with one or two dimensions (docs/api.md, "Operations
+// (edit)"), and the extensions (docs/api.md, "Extensions: responsive images"): the fits pad and
+// fill, enlarge, the device-pixel ratio and the gravity (gravity.cc places the window).
 #include "../errors.h"
 #include "alpha.h"
+#include "gravity.h"
 #include "steps.h"
 
 #include <algorithm>
@@ -20,11 +23,28 @@ static int64_t scaled(int64_t size, double scale) {
   return std::max<int64_t>(1, int64_t(v));
 }
 
-ResizeGeometry resize_geometry(int width, int height, const Step &step) {
-  bool enlarge = step.fit == Fit::Contain || step.fit == Fit::Cover;
-  const int64_t step_width = step.width, step_height = step.height;
+// The multiple dpr makes of the asked size: the step's; without enlarge, at most what keeps the
+// source's own size (so the box keeps its aspect), and never below 1 (the size as asked, whose fit
+// then decides). `s` is the fit's scale at a dpr of 1.
+static double dpr_of(const Step &step, double s) {
+  if (step.dpr == 1 || enlarges(step)) return step.dpr;
+  return std::max(1.0, std::min(step.dpr, 1 / s));
+}
+
+// The size asked for, dpr applied (0: not given).
+static int64_t asked(int side, double dpr) { return side ? std::max<int64_t>(1, std::llround(side * dpr)) : 0; }
+
+// The scale and size before the window: contain (scale-down, pad: the image inside the box), cover
+// (crop: the image around it), fill (each side on its own).
+static ResizeGeometry scaled_geometry(int width, int height, const Step &step) {
+  const bool enlarge = enlarges(step);
+  const bool around = step.fit == Fit::Cover || step.fit == Fit::Crop || step.fit == Fit::Fill;
   double sx = step.width ? double(step.width) / width : 0;
   double sy = step.height ? double(step.height) / height : 0;
+  const double d = dpr_of(step, !step.width || !step.height ? std::max(sx, sy) : around ? std::max(sx, sy) : std::min(sx, sy));
+  const int64_t step_width = asked(step.width, d), step_height = asked(step.height, d);
+  sx *= d;
+  sy *= d;
 
   if (!step.width || !step.height) {
     // One dimension: the other follows the aspect ratio; fit only decides about enlarging.
@@ -37,28 +57,45 @@ ResizeGeometry resize_geometry(int width, int height, const Step &step) {
 
   switch (step.fit) {
     case Fit::Contain:
-    case Fit::ScaleDown: {
+    case Fit::ScaleDown:
+    case Fit::Pad: {
       double s = std::min(sx, sy);
-      if (step.fit == Fit::ScaleDown && s >= 1) return {width, height, width, height};
-      // The side that decides the scale lands exactly on the requested size.
-      int64_t w = sx <= sy ? step_width : std::min(step_width, scaled(width, s));
-      int64_t h = sy <= sx ? step_height : std::min(step_height, scaled(height, s));
+      int64_t w = width, h = height;
+      if (enlarge || s < 1) {
+        // The side that decides the scale lands exactly on the requested size.
+        w = sx <= sy ? step_width : std::min(step_width, scaled(width, s));
+        h = sy <= sx ? step_height : std::min(step_height, scaled(height, s));
+      }
+      // pad: the box around the image.
+      if (step.fit == Fit::Pad) return {w, h, step_width, step_height};
       return {w, h, w, h};
     }
-    case Fit::Cover: {
-      double s = std::max(sx, sy);
-      int64_t w = sx >= sy ? step_width : std::max(step_width, scaled(width, s));
-      int64_t h = sy >= sx ? step_height : std::max(step_height, scaled(height, s));
-      return {w, h, step_width, step_height};
-    }
+    case Fit::Cover:
     case Fit::Crop: {
+      if (enlarge) {
+        double s = std::max(sx, sy);
+        int64_t w = sx >= sy ? step_width : std::max(step_width, scaled(width, s));
+        int64_t h = sy >= sx ? step_height : std::max(step_height, scaled(height, s));
+        return {w, h, step_width, step_height};
+      }
       double s = std::min(1.0, std::max(sx, sy));
       int64_t w = s == sx ? step_width : scaled(width, s);
       int64_t h = s == sy ? step_height : scaled(height, s);
       return {w, h, std::min(step_width, w), std::min(step_height, h)};
     }
+    case Fit::Fill: {
+      int64_t w = enlarge ? step_width : std::min<int64_t>(step_width, width);
+      int64_t h = enlarge ? step_height : std::min<int64_t>(step_height, height);
+      return {w, h, w, h};
+    }
   }
   return {width, height, width, height};
+}
+
+ResizeGeometry resize_geometry(int width, int height, const Step &step) {
+  ResizeGeometry g = scaled_geometry(width, height, step);
+  place_window(g, step);
+  return g;
 }
 
 // libvips 8.14's resize hands its whole reduction to reduceh/reducev, which refuse more than 1e6
@@ -120,13 +157,19 @@ static VImage resize_strip(const VImage &strip, int pages, const ResizeGeometry 
   return resize_exact(strip, int(g.scaled_width), int(g.scaled_height) * pages);
 }
 
-static VImage resize(const VImage &in, const ResizeGeometry &g) {
+// The window of the scaled image (cover, crop), or the box around it in the step's colour (pad:
+// transparent by default, an alpha band added for it).
+static VImage window(const VImage &scaled, const ResizeGeometry &g, const Step &step) {
+  const int w = int(g.width), h = int(g.height), left = int(g.left), top = int(g.top);
+  if (w == scaled.width() && h == scaled.height()) return scaled;
+  if (w <= scaled.width() && h <= scaled.height()) return scaled.crop(left, top, w, h);
+  return embed_in(scaled, -left, -top, w, h, step.rgba);
+}
+
+static VImage resize(const VImage &in, const ResizeGeometry &g, const Step &step) {
   // Checked by the caller (check_resize): every side fits the limits, so in int.
   if (g.scaled_width > INT32_MAX || g.scaled_height > INT32_MAX) throw std::logic_error("resize: unchecked geometry");
-  const int sw = int(g.scaled_width), sh = int(g.scaled_height), w = int(g.width), h = int(g.height);
-  VImage out = resize_exact(in, sw, sh);
-  if (w == sw && h == sh) return out;
-  return out.crop((sw - w) / 2, (sh - h) / 2, w, h);
+  return window(resize_exact(in, int(g.scaled_width), int(g.scaled_height)), g, step);
 }
 
 // Refuses a resize whose result (or the scaled image it is cropped from) is over the limits,
@@ -149,24 +192,34 @@ static void check_resize(const ResizeGeometry &g, const Step &step, const Frames
                                 std::to_string(VIPS_MAX_COORD) + " pixels on a side");
 }
 
-// A resize of a strip: one scale of the whole strip, then (cover, crop) the same centre box of
+// A resize of a strip: one scale of the whole strip, then (cover, crop, pad) the same window of
 // every frame, taken as crops of that one pipeline.
-static void scale_frames(Frames &frames, const ResizeGeometry &g) {
+static void scale_frames(Frames &frames, const ResizeGeometry &g, const Step &step) {
   // An upscale goes frame by frame: its interpolation at a frame's first row would mix in much of
   // the frame above, where a downscale's kernel takes a few percent.
   if (frames.is_strip() && g.scaled_height > frames.height()) frames.split();
-  if (!frames.is_strip()) return frames.apply([&](const VImage &image) { return resize(image, g); });
+  if (!frames.is_strip()) return frames.apply([&](const VImage &image) { return resize(image, g, step); });
   frames.apply_pointwise([&](const VImage &strip) { return resize_strip(strip, frames.strip_pages, g); });
   if (frames.width() == g.width && frames.height() == g.height) return;
-  frames.apply([&](const VImage &image) { return resize(image, g); });  // only the centre crop is left
+  frames.apply([&](const VImage &image) { return resize(image, g, step); });  // only the window is left
 }
 
-void resize_frames(Frames &frames, const ResizeGeometry &g) {
+void resize_frames(Frames &frames, const ResizeGeometry &g, const Step &step) {
   const double sx = double(g.scaled_width) / frames.width(), sy = double(g.scaled_height) / frames.height();
-  scale_frames(frames, g);
+  scale_frames(frames, g, step);
   // Checked (check_resize): the sides fit in int.
-  const int dx = int((g.scaled_width - g.width) / 2), dy = int((g.scaled_height - g.height) / 2);
-  frames.move_subject([&](const Box &box) { return shifted(scaled(box, sx, sy), -dx, -dy); });
+  frames.move_subject([&](const Box &box) { return shifted(scaled(box, sx, sy), -int(g.left), -int(g.top)); });
+}
+
+static Gravity gravity_named(const std::string &name) {
+  static const std::pair<const char *, Gravity> kNames[] = {
+      {"north", Gravity::North}, {"northeast", Gravity::NorthEast}, {"east", Gravity::East},
+      {"southeast", Gravity::SouthEast}, {"south", Gravity::South}, {"southwest", Gravity::SouthWest},
+      {"west", Gravity::West}, {"northwest", Gravity::NorthWest}, {"focus", Gravity::Focus},
+      {"subject", Gravity::Subject}, {"attention", Gravity::Attention}};
+  for (const auto &[text, gravity] : kNames)
+    if (name == text) return gravity;
+  throw Error("internal", "plan: unknown gravity " + name);
 }
 
 void read_resize(const PlanFields &fields, Step &step) {
@@ -178,7 +231,27 @@ void read_resize(const PlanFields &fields, Step &step) {
   else if (fit == "cover") step.fit = Fit::Cover;
   else if (fit == "scale-down") step.fit = Fit::ScaleDown;
   else if (fit == "crop") step.fit = Fit::Crop;
+  else if (fit == "pad") step.fit = Fit::Pad;
+  else if (fit == "fill") step.fit = Fit::Fill;
   else throw Error("internal", "plan: unknown fit " + fit);
+  if (step.fit == Fit::Pad && (!step.width || !step.height)) throw Error("internal", "plan: pad needs width and height");
+  if (fields.has("gravity")) step.gravity = gravity_named(fields.text("gravity"));
+  if (step.gravity == Gravity::Focus) {
+    std::vector<double> focus = fields.numbers("focus", 2);
+    if (!(focus[0] >= 0 && focus[0] <= 1 && focus[1] >= 0 && focus[1] <= 1))
+      throw Error("internal", "plan: resize's focus is out of range");
+    step.focus_x = focus[0];
+    step.focus_y = focus[1];
+  }
+  if (step.fit == Fit::Pad && (step.gravity == Gravity::Subject || step.gravity == Gravity::Attention))
+    throw Error("internal", "plan: pad places the image by a compass or focal point");
+  step.enlarge_given = fields.has("enlarge");
+  step.enlarge = fields.flag("enlarge", false);
+  step.dpr = fields.number("dpr", kMinDpr, kMaxDpr, 1);
+  if (fields.has("rgba")) {
+    std::vector<double> rgba = fields.numbers("rgba", 4);
+    for (size_t i = 0; i < 4; i++) step.rgba[i] = std::clamp(rgba[i], 0.0, 255.0);
+  }
 }
 
 void resize_shape(Size &size, const Step &step) {
@@ -190,7 +263,16 @@ void resize_shape(Size &size, const Step &step) {
 void run_resize(Frames &frames, const Step &step, const StepContext &context) {
   ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
   check_resize(g, step, frames, context.plan.limits);
-  resize_frames(frames, g);
+  if (step.gravity == Gravity::Subject && has_window(g)) place_on_subject(frames, g, step, context);
+  if (step.gravity == Gravity::Attention && has_window(g)) {
+    // Attention reads the scaled image, then the window is cut from it in memory (read twice).
+    ResizeGeometry whole{g.scaled_width, g.scaled_height, g.scaled_width, g.scaled_height};
+    resize_frames(frames, whole, step);
+    materialise(frames, context.budget);
+    VImage first = frames.images.front();
+    place_on_attention(frames.is_strip() ? first.crop(0, 0, frames.width(), frames.height()) : first, g);
+  }
+  resize_frames(frames, g, step);
 }
 
 }  // namespace matte

@@ -35,7 +35,7 @@ void run_size(Frames &frames, const Step &step, const StepContext &) {
   // From the size as stored, like resize: the result does not depend on the decoder's shrink.
   ResizeGeometry g = size_geometry(frames.logical_width, frames.logical_height, step);
   if (g.width == frames.width() && g.height == frames.height()) return;
-  resize_frames(frames, g);
+  resize_frames(frames, g, step);
 }
 
 }  // namespace matte

@@ -12,8 +12,11 @@ namespace matte {
 /** The geometry of a resize step applied to an image of the given size (docs/api.md, "Operations (edit)"). */
 ResizeGeometry resize_geometry(int width, int height, const Step &step);
 
-/** Resizes every frame by a checked geometry (the strip as one pipeline where it can), moving the subject's box. */
-void resize_frames(Frames &frames, const ResizeGeometry &g);
+/**
+ * Resizes every frame by a checked geometry (the strip as one pipeline where it can), moving the
+ * subject's box; a pad's box takes the step's colour (rgba).
+ */
+void resize_frames(Frames &frames, const ResizeGeometry &g, const Step &step);
 
 /** Scales to exactly width x height (Lanczos3, alpha premultiplied). */
 vips::VImage resize_exact(const vips::VImage &in, int width, int height);
@@ -74,6 +77,25 @@ void check_background_image(const Plan &plan);
 void read_place(const PlanFields &fields, Step &step);
 void run_place(Frames &frames, const Step &step, const StepContext &context);
 void place_shape(Size &size, const Step &step);
+
+// Responsive images (docs/api.md, "Extensions: responsive images"); resize's gravity is gravity.h.
+
+void read_sharpen(const PlanFields &fields, Step &step);
+void run_sharpen(Frames &frames, const Step &step, const StepContext &context);
+
+void read_gamma(const PlanFields &fields, Step &step);
+void run_gamma(Frames &frames, const Step &step, const StepContext &context);
+
+/** extend's and crop's pixels a side (top, right, bottom, left). */
+void read_edges(const PlanFields &fields, Step &step);
+void read_extend(const PlanFields &fields, Step &step);
+void run_extend(Frames &frames, const Step &step, const StepContext &context);
+void extend_shape(Size &size, const Step &step);
+
+void run_crop(Frames &frames, const Step &step, const StepContext &context);
+void crop_shape(Size &size, const Step &step);
+/** Refuses a crop that leaves nothing, before any pixel when the size is known. */
+void crop_cost(const Size &size, const Step &step, double &work);
 
 /** The shape of the steps whose output size depends on the pixels (trim, shadow): unknown before them. */
 void unknown_shape(Size &size, const Step &step);

@@ -1,7 +1,6 @@
 // POST /images/edit (docs/api.md, "Operations (edit)"): an ordered list of 1..20 operations on one image.
 import type Router from '@koa/router';
 import {
-  DEFAULT_QUALITY,
   editSteps,
   FORMAT_CHOICES,
   MatteError,
@@ -25,7 +24,7 @@ export function editRoute(router: Router, services: Services, guards: Middleware
     // Every field is validated before the input is fetched or any pixel is touched.
     const output = outputField(form);
     const format = fields.format === undefined ? 'png' : parseEnumField('format', FORMAT_CHOICES, fields.format);
-    const quality = fields.quality === undefined ? DEFAULT_QUALITY : parseQualityField(fields.quality);
+    const quality = fields.quality === undefined ? undefined : parseQualityField(fields.quality);
     const anim = fields.anim === undefined ? true : parseBooleanField('anim', fields.anim);
     // refine and model apply to a removeBackground operation that does not set its own.
     const refine = fields.refine === undefined ? undefined : parseBooleanField('refine', fields.refine);

@@ -73,7 +73,7 @@ test('bad input: one clear line, exit code 1, never a stack trace', async () => 
   assertOneLineError(await runCli(['edit', dir, '-o', out, '--op', '{"blur":1}']), /a batch writes into a folder or s3:\/\/bucket\/prefix\/, and .*never\.png names a file/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":']), /--op number 1 is not valid JSON/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":500}']), /operations\[0\]\.blur must be at most 250 \(invalid_operations\)/);
-  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"sharpen":1}']), /operations\[1\]/);
+  assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":10}}', '--op', '{"watermark":1}']), /operations\[1\]/);
   assertOneLineError(await runCli(['edit', input, '-o', out]), /no operations/);
   assertOneLineError(await runCli(['edit', input, '-o', join(dir, 'x.bmp'), '--op', '{"blur":1}']), /cannot tell the format/);
   assertOneLineError(await runCli(['edit', input, '-o', out, '--op', '{"blur":1}', '--quality', 'high']), /--quality must be a whole number/);

@@ -59,7 +59,7 @@ test('the list holds 1 to 20 operations', () => {
 test('each entry has exactly one known key', () => {
   rejects([{}], 'operations[0]', /exactly one key/);
   rejects([{ flip: 'h', rotate: 90 }], 'operations[0]', /exactly one key/);
-  rejects([{ flip: 'h' }, { sharpen: 2 }], 'operations[1]', /unknown operation "sharpen"/);
+  rejects([{ flip: 'h' }, { watermark: 2 }], 'operations[1]', /unknown operation "watermark"/);
   rejects([{ flip: 'h' }, 'flip'], 'operations[1]');
   rejects([[{ flip: 'h' }]], 'operations[0]');
   rejects([{ __proto__: 1 }], 'operations[0]');
@@ -71,7 +71,7 @@ test('resize: width and/or height, integers 1..10000, known fit', () => {
   rejects([{ resize: { width: 10001 } }], 'operations[0].resize.width', /at most 10000/);
   rejects([{ resize: { height: 10.5 } }], 'operations[0].resize.height', /integer/);
   rejects([{ resize: { width: '100' } }], 'operations[0].resize.width', /number/);
-  rejects([{ resize: { width: 10, fit: 'fill' } }], 'operations[0].resize.fit', /contain, cover, scale-down, crop/);
+  rejects([{ resize: { width: 10, fit: 'stretch' } }], 'operations[0].resize.fit', /contain, cover, scale-down, crop, pad, fill/);
   rejects([{ resize: { width: 10, mode: 'x' } }], 'operations[0].resize');
   rejects([{ resize: 100 }], 'operations[0].resize');
   assert.is(parseOperations([{ resize: { width: 10000, height: 1, fit: 'crop' } }]).length, 1);

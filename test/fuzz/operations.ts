@@ -86,13 +86,13 @@ export function invalidOperations(rng: Rng): unknown {
     case 1:
       return Array.from({ length: MAX_OPERATIONS + 1 + rng.int(5) }, () => ({ flip: 'h' }));
     case 2:
-      ops[at] = { [rng.pick(['crop', 'Resize', '__proto__', 'constructor', 'toString', ''])]: 1 };
+      ops[at] = { [rng.pick(['watermark', 'Resize', '__proto__', 'constructor', 'toString', ''])]: 1 };
       return ops;
     case 3:
       ops[at] = { blur: rng.pick([...BAD_VALUES.filter((v) => !(typeof v === 'number' && v >= 0 && v <= 250)), 250.0001]) };
       return ops;
     case 4:
-      ops[at] = { resize: rng.pick([{}, { width: rng.pick(BAD_VALUES) }, { height: 0 }, { width: 10, fit: 'fill' }, { width: 10, extra: 1 }]) };
+      ops[at] = { resize: rng.pick([{}, { width: rng.pick(BAD_VALUES) }, { height: 0 }, { width: 10, fit: 'stretch' }, { width: 10, extra: 1 }]) };
       return ops;
     case 5:
       ops[at] = { rotate: rng.pick([0, 45, -90, 360, '90', null]) };
