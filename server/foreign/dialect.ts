@@ -10,6 +10,7 @@ import { editSteps, MEDIA_TYPES, OUTPUT_FORMATS, parseOperations, type FormatCho
 import { canonicalJson } from '../../lib/matte-cache.js';
 import { answerEtag, cachedImage, knownSource, type KnownSource } from '../cached-image.js';
 import { HttpError, toHttpError } from '../errors.js';
+import { negotiateFormat, type NegotiatedFormat } from '../negotiate-format.js';
 import { resolveMatting, runJob, setImageSafetyHeaders } from '../routes/images.js';
 import { matchesEtag } from '../routes/results.js';
 import type { Services } from '../services.js';
@@ -65,16 +66,9 @@ export function answerDialectError(err: HttpError, form: { status?: number; type
 /** The formats matte writes that a source may be kept in (`source`). */
 const KEPT_FORMATS: readonly string[] = OUTPUT_FORMATS;
 
-/** The Accept header's choice: AVIF or WebP where the client takes it, else auto. */
-function negotiated(accept: string): FormatChoice {
-  if (/\bimage\/avif\b/i.test(accept)) return 'avif';
-  if (/\bimage\/webp\b/i.test(accept)) return 'webp';
-  return 'auto';
-}
-
 /** The format the answer is encoded in, and whether it depends on the Accept header. */
-function chosenFormat(format: DialectFormat, source: KnownSource, accept: string): { format: FormatChoice; vary: boolean } {
-  if (format === 'negotiate') return { format: negotiated(accept), vary: true };
+function chosenFormat(format: DialectFormat, source: KnownSource, accept: string, allowed: readonly NegotiatedFormat[]): { format: FormatChoice; vary: boolean } {
+  if (format === 'negotiate') return { format: negotiateFormat(accept, allowed), vary: true };
   if (format === 'source') return { format: source.type && KEPT_FORMATS.includes(source.type) ? (source.type as OutputFormat) : 'auto', vary: false };
   return { format, vary: false };
 }
@@ -109,7 +103,7 @@ async function answer(ctx: Context, services: Services, request: CheckedRequest)
   const { steps, url } = request;
   const matting = await resolveMatting(steps, services, undefined, undefined);
   const known = await knownSource(services, url);
-  const { format, vary } = chosenFormat(request.format, known, ctx.get('Accept'));
+  const { format, vary } = chosenFormat(request.format, known, ctx.get('Accept'), services.config.autoFormats);
   const anim = request.anim ?? true;
   const variant = canonicalJson({ steps, format, quality: request.quality ?? null, anim });
   const headers = (source: KnownSource) => {

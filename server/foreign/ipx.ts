@@ -163,7 +163,9 @@ export function ipxOperations(modifiers: Map<string, string>): { operations: Dia
       const fit = fitText || 'cover';
       const gravity = position && position !== 'centre' ? { gravity: position } : {};
       const limit = enlarge ? {} : { enlarge: false };
-      if (fit === 'cover' || fit === 'outside') operations.push({ resize: { ...size, fit: 'cover', ...limit, ...gravity } });
+      // Without enlarge IPX first shrinks the box to the image keeping its aspect; matte's fits keep
+      // the box and stop at the image's size (they differ only on an image smaller than the box).
+      if (fit === 'cover' || fit === 'outside') operations.push({ resize: { ...size, fit: enlarge ? 'cover' : 'crop', ...gravity } });
       else if (fit === 'contain') operations.push({ resize: { ...size, fit: 'pad', ...limit, ...(position === 'attention' ? {} : gravity), background: bg ?? SHARP_BACKGROUND } });
       else if (fit === 'fill') operations.push({ resize: { ...size, fit: 'fill', ...limit } });
       else operations.push({ resize: { ...size, fit: enlarge ? 'contain' : 'scale-down' } });

@@ -113,7 +113,7 @@ test("imgproxy: options in imgproxy's order whatever the URL's, later ones overr
   });
   const later = readImgproxyPath('/w:100/w:200/f:jpg/g:fp:0.25:0.75/rt:fill-down/h:50/plain/https://src.example/a b.jpg@webp', {});
   assert.is(later.source, 'https://src.example/a b.jpg');
-  assert.equal(imgproxyOperations(later.options).operations, [{ resize: { width: 200, height: 50, fit: 'cover', enlarge: false, gravity: { x: 0.25, y: 0.75 } } }]);
+  assert.equal(imgproxyOperations(later.options).operations, [{ resize: { width: 200, height: 50, fit: 'crop', gravity: { x: 0.25, y: 0.75 } } }]);
   assert.is(imgproxyOperations(later.options).format, 'webp', 'the extension wins over f');
   assert.equal(imgproxyOperations(readImgproxyPath('/aHR0cHM6Ly9zcmMuZXhhbXBsZS9hLmpwZw', {}).options), { operations: [], format: 'source', quality: undefined });
 });
@@ -193,7 +193,7 @@ test("IPX: Nuxt Image's ipx provider's URLs", async () => {
   };
   const cover = read({ width: 200, height: 100, fit: 'cover', format: 'webp', quality: 70, background: '#fff', position: 'top' });
   assert.is(cover.source, '/uploads/a b.jpg');
-  assert.equal(cover.operations, [{ resize: { width: 200, height: 100, fit: 'cover', enlarge: false, gravity: 'north' } }]);
+  assert.equal(cover.operations, [{ resize: { width: 200, height: 100, fit: 'crop', gravity: 'north' } }]);
   assert.is(cover.format, 'webp');
   assert.is(cover.quality, 70);
   assert.equal(read({ width: 200 }, 'https://src.example/a.jpg').operations, [{ resize: { width: 200, fit: 'scale-down' } }]);
