@@ -237,6 +237,8 @@ test('the unsigned dialects are off without MATTE_SOURCES or MATTE_SOURCE_BASE; 
 
 test("imgproxy at the root leaves matte's own routes alone; MATTE_IMGPROXY_PREFIX moves it", async () => {
   assert.is((await get(server.url, '/healthz')).status, 200);
+  const paths = Object.keys((await get(server.url, '/openapi.json')).json().paths);
+  for (const path of ['/cdn-cgi/image/{options}/{source}', '/_ipx/{modifiers}/{source}', '/{signature}/{options}/{source}']) assert.ok(paths.includes(path), path);
   assert.is((await get(server.url, '/images/edit')).status, 405);
   const s = await startTestServer({ MATTE_IMGPROXY_KEY: KEY, MATTE_IMGPROXY_SALT: SALT, MATTE_IMGPROXY_PREFIX: '/imgproxy', MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*' });
   try {
