@@ -3,7 +3,7 @@
 // a repeat is answered from the store with no job, and with no fetch of the source's body when
 // the source has a validator (a conditional request, 304) or is still fresh (no request at all);
 // If-None-Match is a 304 without a job; a changed source is a new answer; the cache is shared by
-// processes on one results directory; its entry bound holds; a repeat's server CPU is a small
+// processes on one results directory or one S3 bucket; its entry bound holds; a repeat's server CPU is a small
 // share of the first request's; matte's own signed URLs use it too; MATTE_RESULT_CACHE_MAX_BYTES=0
 // turns it off.
 import { test } from 'uvu';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { decode, gradient } from '../helpers/images.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
+import { startTestS3 } from '../helpers/s3.js';
 import { get, scrapeMetrics, spawnServer, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -170,6 +171,26 @@ test('processes sharing a results directory share the cache', async () => {
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+test('replicas on one S3 bucket share the cache (entries marked, under result-cache/)', async () => {
+  const s3 = await startTestS3();
+  const a = await startTestServer(env(s3.env('shared/')));
+  const b = await startTestServer(env(s3.env('shared/')));
+  try {
+    const url = cf('width=42,format=png', '/etag.png');
+    const first = await get(a.url, url);
+    assert.is(first.status, 200, first.body.toString());
+    await written(a);
+    const again = await get(b.url, url);
+    assert.equal(again.body, first.body);
+    assert.is(jobsRun(await scrapeMetrics(b)), 0, 'the second replica ran no job');
+    assert.ok(s3.puts.some((key) => key.startsWith('shared/result-cache/')), s3.puts.join(' '));
+  } finally {
+    await a.close();
+    await b.close();
+    await s3.close();
   }
 });
 
