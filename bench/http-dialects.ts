@@ -3,9 +3,11 @@
 //   1. the same edit (a 640x480 JPEG to 320 wide WebP q80) through a Cloudflare URL and through
 //      matte's signed GET, the result cache off so both run their job, one connection, many short
 //      alternated rounds (a drift of a shared machine lands on both); target: <= 1.03x;
-//   2. with the result cache on, misses (every request another width, so a job each) against hits
-//      (one URL, answered from the cache) at 4 connections: the server's CPU a request (target: a
-//      hit <= 5% of a miss) and requests a second (target: hits >= 10x misses).
+//   2. with the result cache on, a page's image made from a photo (4000x3000 JPEG to 800 wide
+//      WebP): misses (every request another width, so a job each) against hits (one URL, answered
+//      from the cache, the source revalidated by a conditional request each time) at 4
+//      connections: the server's CPU a request (target: a hit <= 5% of a miss) and requests a
+//      second (target: hits >= 10x misses).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -63,14 +65,20 @@ async function getLoad(name: string, pid: number, url: string, path: (i: number)
   return { name, requests: completed, seconds, perSecond: completed / seconds, errors: result.non2xx + result.errors + result.timeouts, serverCpuMsPerRequest: (treeCpuMs(pid) - cpu) / completed };
 }
 
-async function startOrigin(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': body.length, ETag: '"bench-1"' }).end(body));
+/** The origin: /photo.jpg and /small.jpg, with an ETag and no Cache-Control (so every repeat revalidates: the dearer hit). */
+async function startOrigin(files: Record<string, Buffer>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const body = files[req.url ?? ''];
+    if (!body) return res.writeHead(404).end();
+    if (req.headers['if-none-match'] === `"${req.url}"`) return res.writeHead(304, { ETag: `"${req.url}"` }).end();
+    res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': body.length, ETag: `"${req.url}"` }).end(body);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 export async function runDialects(requestsPerRound: number, cacheRequests: number, log: (line: string) => void): Promise<DialectResults> {
-  const origin = await startOrigin(readFileSync(join(INPUTS, INPUT_FILES.small)));
+  const origin = await startOrigin({ '/small.jpg': readFileSync(join(INPUTS, INPUT_FILES.small)), '/photo.jpg': readFileSync(join(INPUTS, INPUT_FILES.photo)) });
   const env = { MATTE_SOURCE_BASE: `${origin.url}/`, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_URL_SIGNING_KEYS: KEY, MATTE_LOG_LEVEL: 'warn' };
   const dir = (name: string) => {
     const d = join(OUT, name);
@@ -86,8 +94,8 @@ export async function runDialects(requestsPerRound: number, cacheRequests: numbe
       await waitReady(cold.url);
       const pid = cold.child.pid!;
       const arms = [
-        { name: 'signed GET', path: signUrl({ input: `${origin.url}/photo.jpg`, operations: [{ resize: { width: 320, fit: 'scale-down' } }], quality: 80 }, { key: KEY, format: 'webp' }) },
-        { name: 'Cloudflare URL', path: '/cdn-cgi/image/width=320,format=webp,quality=80/photo.jpg' },
+        { name: 'signed GET', path: signUrl({ input: `${origin.url}/small.jpg`, operations: [{ resize: { width: 320, fit: 'scale-down' } }], quality: 80 }, { key: KEY, format: 'webp' }) },
+        { name: 'Cloudflare URL', path: '/cdn-cgi/image/width=320,format=webp,quality=80/small.jpg' },
       ];
       for (const arm of arms) {
         const res = await fetch(cold.url + arm.path);
@@ -113,11 +121,12 @@ export async function runDialects(requestsPerRound: number, cacheRequests: numbe
     try {
       await waitReady(warm.url);
       const pid = warm.child.pid!;
-      const hitPath = '/cdn-cgi/image/width=320,format=webp,quality=80/photo.jpg';
+      // A page's image made from a photo (4000x3000 JPEG to 800 wide WebP): the job a hit spares.
+      const hitPath = '/cdn-cgi/image/width=800,format=webp,quality=80/photo.jpg';
       await fetch(warm.url + hitPath).then((r) => r.arrayBuffer());
       await getLoad('warm-up hits', pid, warm.url, () => hitPath, 4, 50);
       // Each miss another width: a job each (and an answer written to the cache, as a real miss).
-      const misses = await getLoad('misses, c=4', pid, warm.url, (i) => `/cdn-cgi/image/width=${200 + (i % 400)},format=webp,quality=80/photo.jpg`, 4, Math.min(cacheRequests, 400));
+      const misses = await getLoad('misses, c=4', pid, warm.url, (i) => `/cdn-cgi/image/width=${600 + (i % 400)},format=webp,quality=80/photo.jpg`, 4, Math.min(cacheRequests, 400) / 5);
       const hits = await getLoad('hits, c=4', pid, warm.url, () => hitPath, 4, cacheRequests * 10);
       log(`  c=4: misses ${misses.perSecond.toFixed(1)}/s (CPU ${misses.serverCpuMsPerRequest.toFixed(2)} ms), hits ${hits.perSecond.toFixed(1)}/s (CPU ${hits.serverCpuMsPerRequest.toFixed(2)} ms), errors ${misses.errors + hits.errors}`);
       return { rounds: DIALECT_ROUNDS, requestsPerArm: requestsPerRound * DIALECT_ROUNDS, ...ratio, misses, hits, hitCpuShare: hits.serverCpuMsPerRequest / misses.serverCpuMsPerRequest, hitThroughput: hits.perSecond / misses.perSecond };

@@ -368,7 +368,7 @@ async function benchRemoveBgRoute(targets: Target[]) {
 
 /** The foreign URL dialects and the result cache (bench/http-dialects.ts). */
 async function benchDialects(targets: Target[]) {
-  log(`\n## Image URLs of other servers and the result cache (a 640x480 JPEG to 320 wide WebP q80)`);
+  log(`\n## Image URLs of other servers (a 640x480 JPEG to 320 wide WebP q80) and the result cache (a 4000x3000 JPEG to 800 wide WebP q80)`);
   if (!existsSync(join(ROOT, 'dist', 'server', 'main.js'))) {
     log('  (skipped: dist/server/main.js is not built)');
     return { skipped: 'dist/server/main.js is not built' };

@@ -5,7 +5,7 @@
 // write a deadline (lib/matte-cache.ts); the writes in flight are bounded as cache-writes.ts says.
 import type { Logger } from 'pino';
 import type { MatteCache } from '../lib/index.js';
-import { CacheWrites } from './cache-writes.js';
+import { CacheWrites, openCacheArea } from './cache-writes.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
@@ -17,14 +17,8 @@ export interface ServerMatteCache extends MatteCache {
 
 /** The matte cache of this configuration, or undefined when it is off or the store has no keyed area. */
 export function createMatteCache(config: Config, store: ResultStore, metrics: Metrics, logger: Logger): ServerMatteCache | undefined {
-  if (config.matteCacheMaxBytes === 0 || !store.entries) return undefined;
-  const entries = store.entries({
-    name: 'matte-cache',
-    ttlSeconds: config.matteCacheTtlSeconds,
-    maxBytes: config.matteCacheMaxBytes,
-    maxEntries: config.matteCacheMaxEntries,
-    onError: (err) => logger.warn({ err }, 'matte cache sweep failed'),
-  });
+  const entries = openCacheArea(store, { name: 'matte-cache', ttlSeconds: config.matteCacheTtlSeconds, maxBytes: config.matteCacheMaxBytes, maxEntries: config.matteCacheMaxEntries }, logger);
+  if (!entries) return undefined;
   // Writes happen after the answer: a server closing waits for them (the store gives up what it
   // cannot finish), so none outlives it.
   const writes = new CacheWrites('matte cache');

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MEDIA_TYPES, type OutputFormat } from '../lib/index.js';
-import { CacheWrites } from './cache-writes.js';
+import { CacheWrites, openCacheArea } from './cache-writes.js';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import type { KeyedEntries } from './store/common.js';
@@ -155,18 +155,6 @@ export class ResultCache {
 
 /** The result cache of this configuration, or undefined when it is off or the store has no keyed area. */
 export function createResultCache(config: Config, store: ResultStore, metrics: Metrics, logger: Logger): ResultCache | undefined {
-  if (config.resultCacheMaxBytes === 0 || !store.entries) return undefined;
-  const entries = store.entries({
-    name: 'result-cache',
-    ttlSeconds: config.resultCacheTtlSeconds,
-    maxBytes: config.resultCacheMaxBytes,
-    maxEntries: config.resultCacheMaxEntries,
-    onError: (err) => logger.warn({ err }, 'result cache sweep failed'),
-  });
-  return new ResultCache(entries, metrics, logger);
-}
-
-/** The media type of a cached answer. */
-export function mediaTypeOf(image: CachedImage): string {
-  return MEDIA_TYPES[image.format];
+  const entries = openCacheArea(store, { name: 'result-cache', ttlSeconds: config.resultCacheTtlSeconds, maxBytes: config.resultCacheMaxBytes, maxEntries: config.resultCacheMaxEntries }, logger);
+  return entries && new ResultCache(entries, metrics, logger);
 }
