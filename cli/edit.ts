@@ -77,7 +77,7 @@ export function editCommand(program: Command): void {
     .option('--op <json>', 'one operation as JSON, e.g. \'{"resize":{"width":800}}\'; repeat it, in order', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--ops <file>', 'a JSON file holding the operation list (an array), or - for standard input')
     .option('-f, --format <format>', `output format: ${FORMAT_CHOICES.join(', ')} (default: from the output's extension; auto: png where the result has transparency, else jpeg, the extension added to -o)`)
-    .option('-q, --quality <1-100>', 'quality for jpeg and webp (default 80)', parseInteger('--quality'))
+    .option('-q, --quality <1-100>', 'quality for jpeg, webp and avif (default: jpeg and webp 80, avif 60)', parseInteger('--quality'))
     .option('--anim', 'keep every frame of an animated input when the format can animate (the default)')
     .option('--no-anim', 'keep only the first frame')
     .option('--background-image <file>', 'the image a backgroundImage operation puts the result over');
@@ -87,11 +87,15 @@ export function editCommand(program: Command): void {
       `
 Operations (applied in order): resize {width?,height?,fit?}, rotate 90|180|270, flip h|v|hv,
 blur 0..250, brightness|contrast|saturation >= 0, background "<css colour>", removeBackground true, trim true.
+Extensions for responsive images: resize's fit pad|fill, gravity (north..northwest, subject, attention,
+{"x":0..1,"y":0..1}), enlarge, dpr 1..4 and background (pad); sharpen 0..10, gamma 0.1..10,
+extend {top,right,bottom,left,background}, crop {top,right,bottom,left}.
 
 Examples:
   matte edit photo.jpg -o small.webp --op '{"resize":{"width":800}}' --op '{"blur":2}'
   matte edit photo.jpg -o cut.png --op '{"removeBackground":true}' --op '{"background":"#fff"}'
   matte edit anim.gif -o first.png --no-anim --ops ops.json
+  matte edit photo.jpg -o card.avif --op '{"resize":{"width":400,"height":300,"fit":"cover","gravity":"subject","dpr":2}}' --op '{"sharpen":1}'
   matte edit shoe.jpg -o staged -f auto --background-image studio.jpg --op '{"removeBackground":true}' --op '{"shadow":true}' --op '{"backgroundImage":true}'
   curl -s https://example.com/a.jpg | matte edit - -o - -f webp --op '{"resize":{"width":400}}' > a.webp
   matte edit photos/ -o small/ --op '{"resize":{"width":800}}'           # each keeps its format
@@ -145,6 +149,8 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
   const steps = parseOperations(operations);
   if (!editOptionsSchema.safeParse({ quality: flags.quality }).success) throw new CliError(`--quality must be 1..100 (got ${flags.quality})`, 'invalid_option', 'quality');
   const removals = steps.filter((step) => step.op === 'removeBackground');
+  // A subject gravity runs the job's model: the removeBackground's, else the default.
+  const subjects = steps.some((step) => step.op === 'resize' && step.gravity === 'subject');
   let model: ModelVersion | undefined;
   const stepModels: ModelVersion[] = [];
   await runBatch(inputs, flags, {
@@ -158,10 +164,10 @@ async function editBatch(inputs: string[], flags: EditFlags): Promise<void> {
     // which every job shares, so with one both are copied.
     run: (data, itemFormat) => editSteps(data, steps, { format: itemFormat, quality: flags.quality, anim: flags.anim, ...(backgroundImage ? { backgroundImage } : { handOver: true }) }),
     // The models loaded once up front, the default last: loadModel makes the model it loads the one
-    // a removeBackground operation without its own model uses.
+    // a removeBackground operation without its own model (and a subject gravity without one) uses.
     prepare: async () => {
       for (const name of new Set(removals.flatMap((step) => (step.model === undefined ? [] : [step.model])))) stepModels.push(versionOf(await loadModel(name)));
-      if (removals.some((step) => step.model === undefined)) model = versionOf(await loadModel());
+      if (removals.some((step) => step.model === undefined) || (removals.length === 0 && subjects)) model = versionOf(await loadModel());
     },
   });
 }

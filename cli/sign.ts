@@ -6,10 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { OUTPUT_FORMATS, signUrl, type Operation, type SignedOptions } from '../lib/index.js';
+import { SIGNED_AUTO, type SignedFormat } from '../lib/signed-url.js';
 import { operationList } from './edit.js';
 import { CliError, fsReason } from './errors.js';
 import { parseFormat } from './files.js';
 import { parseInteger } from './options.js';
+
+const SIGNED_FORMATS: readonly string[] = [...OUTPUT_FORMATS, SIGNED_AUTO];
 
 interface SignFlags {
   op: string[];
@@ -49,8 +52,8 @@ export function signCommand(program: Command): void {
     .argument('<url>', 'the input image\'s http: or https: URL (fetched by the server)')
     .option('--op <json>', 'one operation as JSON; repeat it, in order (makes an edit)', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--ops <file>', 'a JSON file holding the operation list (makes an edit)')
-    .option('-f, --format <format>', `the URL's extension: ${OUTPUT_FORMATS.join(', ')} (default png; png or webp without operations)`)
-    .option('-q, --quality <1-100>', 'edit: quality for jpeg and webp', parseInteger('--quality'))
+    .option('-f, --format <format>', `the URL's extension: ${SIGNED_FORMATS.join(', ')} (default png; png, webp or auto without operations; auto: the format each browser's Accept takes)`)
+    .option('-q, --quality <1-100>', 'edit: quality for jpeg, webp and avif', parseInteger('--quality'))
     .option('--no-anim', 'edit: keep only the first frame of an animation')
     .option('--trim', 'background removal: crop to the subject')
     .option('--no-refine', 'the model\'s matte alone, unrefined')
@@ -63,6 +66,7 @@ export function signCommand(program: Command): void {
       `
 Examples:
   MATTE_URL_SIGNING_KEYS=... matte sign https://shop.example/p/1.jpg -f webp --base https://img.example.com
+  matte sign https://shop.example/p/1.jpg --op '{"resize":{"width":800,"height":600,"fit":"cover","gravity":"subject"}}' -f auto
   matte sign https://shop.example/p/1.jpg --op '{"removeBackground":true}' --op '{"resize":{"width":800}}' -f webp --key-file key.txt`,
     )
     .action(async (url: string, flags: SignFlags) => {
@@ -81,7 +85,7 @@ Examples:
       }
       if (flags.refine === false) options.refine = false;
       if (flags.model !== undefined) options.model = flags.model;
-      const format = flags.format === undefined ? undefined : parseFormat(flags.format);
+      const format = flags.format === undefined ? undefined : (parseFormat(flags.format, SIGNED_FORMATS) as SignedFormat);
       const signed = signUrl(options, { key: await signingKey(flags), format, base: flags.base ?? process.env.MATTE_PUBLIC_URL });
       process.stdout.write(flags.json ? `${JSON.stringify({ url: signed })}\n` : `${signed}\n`);
     });

@@ -80,10 +80,13 @@ export function matteSteps(steps: readonly Step[]): number[] {
   return steps.flatMap((s, i) => (s.op === 'removeBackground' || (s.op === 'resize' && s.gravity === 'subject' && (cutOut < 0 || i < cutOut)) ? [i] : []));
 }
 
-/** The model a job runs: its removeBackground's, else the default (undefined). */
+/** The model a job runs: its removeBackground's, else a subject gravity's, else the default (undefined). */
 export function jobModelName(steps: readonly Step[]): string | undefined {
-  const step = steps.find((s) => s.op === 'removeBackground');
-  return step?.op === 'removeBackground' ? step.model : undefined;
+  for (const op of ['removeBackground', 'resize'] as const) {
+    const step = steps.find((s) => s.op === op && s.model !== undefined);
+    if (step?.op === 'removeBackground' || step?.op === 'resize') return step.model;
+  }
+  return undefined;
 }
 
 /**

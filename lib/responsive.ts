@@ -81,6 +81,8 @@ export interface ResizeExtension {
   /** pad's background (default transparent). */
   rgba?: Rgba;
   dpr?: number;
+  /** With gravity subject: the model it runs (the server names the job's; the library's default otherwise). */
+  model?: string;
 }
 
 /** The rules between resize's fields, as [path, message] of the first broken one. */

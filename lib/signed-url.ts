@@ -82,9 +82,18 @@ export const signedRemoveBackgroundSchema = z.strictObject({
   model: modelName().optional(),
 });
 
+/**
+ * The extension `auto`: the format the request's Accept header takes (the server negotiates it,
+ * docs/api.md "Extensions: responsive images"); the others name the format.
+ */
+export const SIGNED_AUTO = 'auto';
+export type SignedFormat = OutputFormat | typeof SIGNED_AUTO;
+const EDIT_EXTENSIONS: readonly string[] = [...OUTPUT_FORMATS, SIGNED_AUTO];
+const REMOVAL_EXTENSIONS: readonly string[] = [...MATTE_FORMATS, SIGNED_AUTO];
+
 export type ParsedSignedOptions =
-  | { kind: 'edit'; input: string; steps: Step[]; format: OutputFormat; quality?: number; anim?: boolean; refine?: boolean; model?: string }
-  | { kind: 'removeBackground'; input: string; format: MatteFormat; trim?: boolean; trim_margin?: number | string; channels?: Channels; refine?: boolean; model?: string };
+  | { kind: 'edit'; input: string; steps: Step[]; format: SignedFormat; quality?: number; anim?: boolean; refine?: boolean; model?: string }
+  | { kind: 'removeBackground'; input: string; format: MatteFormat | typeof SIGNED_AUTO; trim?: boolean; trim_margin?: number | string; channels?: Channels; refine?: boolean; model?: string };
 
 function checked<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -104,14 +113,14 @@ export function parseSignedOptions(value: unknown, extension: string): ParsedSig
     throw new MatteError('invalid_field', 'options must be a JSON object', 'options');
   }
   if (Object.hasOwn(value, 'operations')) {
-    if (!(OUTPUT_FORMATS as readonly string[]).includes(extension)) {
-      throw new MatteError('invalid_field', `format (the extension) must be one of ${OUTPUT_FORMATS.join(', ')}`, 'format');
+    if (!EDIT_EXTENSIONS.includes(extension)) {
+      throw new MatteError('invalid_field', `format (the extension) must be one of ${EDIT_EXTENSIONS.join(', ')}`, 'format');
     }
     const { operations, ...rest } = checked(signedEditSchema, value);
-    return { kind: 'edit', ...rest, steps: parseOperations(operations), format: extension as OutputFormat };
+    return { kind: 'edit', ...rest, steps: parseOperations(operations), format: extension as SignedFormat };
   }
-  if (!(MATTE_FORMATS as readonly string[]).includes(extension)) {
-    throw new MatteError('invalid_field', `format (the extension) of a background removal must be one of ${MATTE_FORMATS.join(', ')}`, 'format');
+  if (!REMOVAL_EXTENSIONS.includes(extension)) {
+    throw new MatteError('invalid_field', `format (the extension) of a background removal must be one of ${REMOVAL_EXTENSIONS.join(', ')}`, 'format');
   }
   const options = checked(signedRemoveBackgroundSchema, value);
   if (options.trim_margin !== undefined) {
@@ -119,7 +128,7 @@ export function parseSignedOptions(value: unknown, extension: string): ParsedSig
     if (typeof margin === 'string') throw new MatteError('invalid_field', `trim_margin ${margin}`, 'trim_margin');
     if (!options.trim) throw new MatteError('invalid_field', 'trim_margin needs trim: true (the margin is around the trimmed subject)', 'trim_margin');
   }
-  return { kind: 'removeBackground', ...options, format: extension as MatteFormat };
+  return { kind: 'removeBackground', ...options, format: extension as MatteFormat | typeof SIGNED_AUTO };
 }
 
 /** The signature of `path` (what follows the signature, leading slash included) under `key`. */
@@ -144,8 +153,11 @@ export function verifySignature(keys: readonly string[], signature: string, path
 export interface SignUrlSettings {
   /** One of the server's MATTE_URL_SIGNING_KEYS. */
   key: string;
-  /** The output format, the URL's extension: png (default), webp, jpeg, gif, avif (png or webp without operations). */
-  format?: OutputFormat;
+  /**
+   * The output format, the URL's extension: png (default), webp, jpeg, gif, avif (png or webp
+   * without operations), or auto: the format each request's Accept header takes.
+   */
+  format?: SignedFormat;
   /** The server's (or the CDN's) origin, e.g. https://img.example.com; default: a path alone. */
   base?: string;
 }

@@ -25,9 +25,28 @@ export function acceptedTypes(accept: string | undefined): Set<string> {
   return types;
 }
 
+/** The allowed formats a request with this Accept header takes, in the order `auto` prefers them: what its answer depends on (its ETag). */
+export function negotiableFormats(accept: string | undefined, allowed: readonly NegotiatedFormat[]): NegotiatedFormat[] {
+  const types = acceptedTypes(accept);
+  return NEGOTIATED_FORMATS.filter((format) => allowed.includes(format) && types.has(`image/${format}`));
+}
+
 /** The format `auto` becomes for a request with this Accept header: 'avif', 'webp', or 'auto' (PNG or JPEG by alpha). */
 export function negotiateFormat(accept: string | undefined, allowed: readonly NegotiatedFormat[]): NegotiatedFormat | 'auto' {
-  const types = acceptedTypes(accept);
-  for (const format of NEGOTIATED_FORMATS) if (allowed.includes(format) && types.has(`image/${format}`)) return format;
-  return 'auto';
+  return negotiableFormats(accept, allowed)[0] ?? 'auto';
+}
+
+/**
+ * The format `auto` becomes for an input that may animate, its frames kept: WebP where the request
+ * takes it, else GIF (AVIF, PNG and JPEG would keep the first frame alone).
+ */
+export function animatedFormat(negotiable: readonly NegotiatedFormat[]): 'webp' | 'gif' {
+  return negotiable.includes('webp') ? 'webp' : 'gif';
+}
+
+/** Whether an input may be an animation, from its first bytes: a GIF, or a WebP whose VP8X header says so. */
+export function mayAnimate(input: Uint8Array): boolean {
+  const text = (from: number, to: number) => Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1', from, to);
+  if (input.length >= 6 && text(0, 4) === 'GIF8') return true;
+  return input.length >= 21 && text(0, 4) === 'RIFF' && text(8, 16) === 'WEBPVP8X' && (input[20]! & 0x02) !== 0;
 }

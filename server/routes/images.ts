@@ -94,19 +94,24 @@ export function backgroundImageField(err: unknown): unknown {
 }
 
 /**
- * Fills in an edit's removeBackground step: `refine` and `model` from the request's own fields
- * where the operation sets none, the model checked against the loaded ones. The model is checked
- * even without a removeBackground operation, so that a mistake is not silently ignored. Returns
- * the step, if there is one.
+ * Fills in the steps of an edit that run the model: a removeBackground's `refine` and `model` from
+ * the request's own fields where the operation sets none, the model checked against the loaded
+ * ones; a resize whose gravity is `subject` runs the job's model (the removeBackground's, else the
+ * `model` field's). The model is checked even when no step runs it, so that a mistake is not
+ * silently ignored. Returns the job's model when a step runs it.
  */
-export async function resolveMatting(steps: Step[], services: Services, refine: boolean | undefined, model: string | undefined): Promise<Extract<Step, { op: 'removeBackground' }> | undefined> {
+export async function resolveMatting(steps: Step[], services: Services, refine: boolean | undefined, model: string | undefined): Promise<{ model: string } | undefined> {
   const index = steps.findIndex((s) => s.op === 'removeBackground');
   const matting = steps[index];
-  const defaultModel = await services.model.check(model);
-  if (matting?.op !== 'removeBackground') return undefined;
-  matting.refine ??= refine;
-  matting.model = matting.model === undefined ? defaultModel : await services.model.check(matting.model, `operations[${index}].removeBackground.model`);
-  return matting;
+  let jobModel = await services.model.check(model);
+  if (matting?.op === 'removeBackground') {
+    matting.refine ??= refine;
+    matting.model = matting.model === undefined ? jobModel : await services.model.check(matting.model, `operations[${index}].removeBackground.model`);
+    jobModel = matting.model;
+  }
+  const subjects = steps.filter((s) => s.op === 'resize' && s.gravity === 'subject');
+  for (const step of subjects) if (step.op === 'resize') step.model = jobModel;
+  return matting || subjects.length ? { model: jobModel } : undefined;
 }
 
 export async function sendResult(ctx: Context, services: Services, result: Result, output: OutputMode): Promise<void> {

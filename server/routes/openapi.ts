@@ -5,7 +5,6 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import {
-  DEFAULT_QUALITY,
   FIT_MODES,
   CHANNELS,
   MAX_TRIM_MARGIN_PERCENT,
@@ -36,6 +35,17 @@ import {
   MAX_PLACE_MARGIN_PERCENT,
   MAX_ROI_PIXELS,
   DEFAULT_SHADOW_OPACITY,
+  DEFAULT_QUALITIES,
+  GRAVITIES,
+  MIN_DPR,
+  MAX_DPR,
+  MAX_SHARPEN_SIGMA,
+  MAX_SHARPEN_AMOUNT,
+  DEFAULT_SHARPEN_FLAT,
+  DEFAULT_SHARPEN_JAGGED,
+  MIN_GAMMA,
+  MAX_GAMMA,
+  MAX_EDGE_PIXELS,
 } from '../../lib/index.js';
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
@@ -63,10 +73,18 @@ function operationsJsonSchema(): Json {
       if (s === operationValueSchemas.shadow) Object.assign(json, { description: `extension: a shadow cast by the alpha, under the image: true (drop) or {type: drop|contact, opacity 0..1 (default ${DEFAULT_SHADOW_OPACITY.drop} / ${DEFAULT_SHADOW_OPACITY.contact}), blur 0..${MAX_SHADOW_BLUR} px, offsetX/offsetY -${MAX_SHADOW_OFFSET}..${MAX_SHADOW_OFFSET} px (default: scaled with the subject), color (default black)}; the canvas grows where a drop shadow would be clipped` });
       if (s === operationValueSchemas.backgroundImage) Object.assign(json, { description: 'extension: the image so far over the background_image field\'s image, covered and centred, blended in linear light; at most once' });
       if (s === operationValueSchemas.place) Object.assign(json, { description: `extension: the subject (the box of alpha > 0) scaled and placed: scale ${MIN_PLACE_SCALE}..${MAX_PLACE_SCALE} (% of the room's limiting side), position center|original|{x, y} (% of the free space; default center with a scale, else original), aspectRatio "W:H" (pads the canvas), margin pixels 0..${MAX_PLACE_MARGIN_PIXELS} or "N%" 0..${MAX_PLACE_MARGIN_PERCENT}` });
+      // Responsive images: extensions beside the specification's ten (docs/api.md, "Extensions: responsive images").
+      if (s === operationValueSchemas.sharpen) Object.assign(json, { description: `extension: libvips' unsharp mask on the colour bands: a number 0..${MAX_SHARPEN_SIGMA} (the sigma; 0 nothing) or {sigma, flat 0..${MAX_SHARPEN_AMOUNT} (default ${DEFAULT_SHARPEN_FLAT}), jagged 0..${MAX_SHARPEN_AMOUNT} (default ${DEFAULT_SHARPEN_JAGGED})}, vips_sharpen's sigma, m1 and m2` });
+      if (s === operationValueSchemas.gamma) Object.assign(json, { minimum: MIN_GAMMA, maximum: MAX_GAMMA, description: 'extension: out = in^(1/gamma) on the colour bands; > 1 brightens' });
+      if (s === operationValueSchemas.extend) Object.assign(json, { description: `extension: pixels 0..${MAX_EDGE_PIXELS} added on each side given (at least one), in background (a CSS colour, default transparent)` });
+      if (s === operationValueSchemas.crop) Object.assign(json, { description: `extension: pixels 0..${MAX_EDGE_PIXELS} cut off each side given (at least one); cutting everything is 400` });
       if (s === operationValueSchemas.resize) {
         Object.assign(json, {
           anyOf: [{ required: ['width'] }, { required: ['height'] }],
-          description: `width and/or height (1..${MAX_RESIZE_SIDE}); fit (${FIT_MODES.join(', ')}) defaults to contain`,
+          description:
+            `width and/or height (1..${MAX_RESIZE_SIDE}); fit (${FIT_MODES.join(', ')}) defaults to contain. Extensions: pad (contain, then the box width x height, needs both, in background, default transparent), ` +
+            `fill (exactly width x height, aspect ignored); gravity (${GRAVITIES.join(', ')}, or a focal point {x, y} as fractions 0..1) chooses the window cover and crop keep, or places pad's image (a compass or focal point); ` +
+            `enlarge (default true for contain, cover, pad, fill; false for scale-down, crop); dpr ${MIN_DPR}..${MAX_DPR} multiplies width and height, capped by the source unless enlarge`,
         });
       }
     },
@@ -136,15 +154,18 @@ function signedOptionsSchema(schema: z.ZodType, description: string): Json {
 const signedPath = {
   parameters: [
     { name: 'signature', in: 'path', required: true, description: 'base64url (no padding) of HMAC-SHA256 under a key of MATTE_URL_SIGNING_KEYS of the path after it: /{options}.{format}', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
-    { name: 'file', in: 'path', required: true, description: '{options}.{format}: options is the base64url of a SignedEditOptions (with operations) or SignedRemoveBackgroundOptions (without) JSON object; format the extension (png, webp, jpeg, gif, avif; png or webp without operations)', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' } },
+    { name: 'file', in: 'path', required: true, description: '{options}.{format}: options is the base64url of a SignedEditOptions (with operations) or SignedRemoveBackgroundOptions (without) JSON object; format the extension (png, webp, jpeg, gif, avif; png or webp without operations; or auto: by the Accept header, AVIF or WebP of MATTE_AUTO_FORMATS where accepted, else PNG or JPEG by alpha, an animation WebP or GIF)', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' } },
   ],
   get: {
     summary: 'An edit or a background removal as a signed, cacheable GET (only with MATTE_URL_SIGNING_KEYS; else 404). No API key: the signature is the capability',
-    parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'the ETag of an earlier answer: 304 without any work' }],
+    parameters: [
+      { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'the ETag of an earlier answer: 304 without any work' },
+      { name: 'Accept', in: 'header', required: false, schema: { type: 'string' }, description: 'with the extension auto: the format is chosen from the types it names (image/avif, image/webp)' },
+    ],
     responses: {
       '200': {
         description: 'the image, Cache-Control: public, max-age=MATTE_SIGNED_MAX_AGE_SECONDS, immutable',
-        headers: { ETag: { schema: { type: 'string' } }, 'Cache-Control': { schema: { type: 'string' } }, 'X-Image-Width': { schema: { type: 'integer' } }, 'X-Image-Height': { schema: { type: 'integer' } } },
+        headers: { ETag: { schema: { type: 'string' } }, Vary: { schema: { type: 'string' }, description: 'Accept, with the extension auto (the ETag then differs by the formats the Accept header takes)' }, 'Cache-Control': { schema: { type: 'string' } }, 'X-Image-Width': { schema: { type: 'integer' } }, 'X-Image-Height': { schema: { type: 'integer' } } },
         content: Object.fromEntries(OUTPUT_FORMATS.map((f) => [`image/${f}`, { schema: { type: 'string' } }])),
       },
       '304': { description: 'not modified (If-None-Match): nothing fetched or computed' },
@@ -183,7 +204,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         operations: { type: 'string', contentMediaType: 'application/json', contentSchema: operationsJsonSchema(), description: 'a JSON array of operations' },
         output: { type: 'string', enum: [...OUTPUT_MODES], default: 'url' },
         format: { type: 'string', enum: [...FORMAT_CHOICES], default: 'png', description: 'auto: png where the result has transparency, else jpeg (Content-Type says which)' },
-        quality: { type: 'string', pattern: '^[0-9]{1,3}$', default: String(DEFAULT_QUALITY), description: `integer ${MIN_QUALITY}..${MAX_QUALITY}; used for jpeg and webp, validated and ignored for the others` },
+        quality: { type: 'string', pattern: '^[0-9]{1,3}$', description: `integer ${MIN_QUALITY}..${MAX_QUALITY}; used for jpeg, webp and avif, validated and ignored for png and gif; default the format's: jpeg ${DEFAULT_QUALITIES.jpeg}, webp ${DEFAULT_QUALITIES.webp}, avif ${DEFAULT_QUALITIES.avif}` },
         anim: booleanField('keep every frame of an animated input when the format can animate (gif, webp)', true),
         refine: { ...refineField, description: `${refineField.description}; for a removeBackground operation that does not set its own` },
         model: { ...modelField, description: `${modelField.description}; for a removeBackground operation that does not set its own` },

@@ -3,12 +3,15 @@
 // the options are decoded, anything is fetched or the load check runs: a URL nobody signed costs
 // one HMAC per key. The answer names its own content (the signed options and matte's version), so
 // it is `public, immutable` with an ETag made from that alone: a 304 costs no fetch and no pixel.
+// The extension `auto` takes the format from the request's Accept header (server/negotiate-format.ts):
+// such an answer varies by Accept, and its ETag holds the formats the request takes.
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { editSteps, MATTE_VERSION, MatteError, MEDIA_TYPES, removeBackground, type Result } from '../../lib/index.js';
-import { parseSignedOptions, SIGNED_PATH_PREFIX, verifySignature, type ParsedSignedOptions } from '../../lib/signed-url.js';
+import { parseSignedOptions, SIGNED_AUTO, SIGNED_PATH_PREFIX, verifySignature, type ParsedSignedOptions } from '../../lib/signed-url.js';
 import { HttpError } from '../errors.js';
+import { animatedFormat, mayAnimate, negotiableFormats, type NegotiatedFormat } from '../negotiate-format.js';
 import type { Services } from '../services.js';
 import { matchesEtag } from './results.js';
 import { resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
@@ -28,9 +31,13 @@ const QUERY_OR_FRAGMENT = /[?#]/;
 
 const forbidden = () => new HttpError(403, 'invalid_signature', 'the URL is not signed by a key of this server (or was changed after it was signed)');
 
-/** A strong validator of the signed path: the same URL and the same matte give the same bytes. */
-function etagOf(signedPath: string): string {
-  return `"${createHash('sha256').update(`${MATTE_VERSION}\n${signedPath}`).digest('base64url').slice(0, 32)}"`;
+/**
+ * A strong validator of the signed path: the same URL and the same matte give the same bytes. With
+ * `.auto`, the same URL and the same formats taken (`negotiable`) give the same bytes.
+ */
+function etagOf(signedPath: string, negotiable?: readonly NegotiatedFormat[]): string {
+  const what = negotiable ? `${MATTE_VERSION}\n${signedPath}\n${negotiable.join(',')}` : `${MATTE_VERSION}\n${signedPath}`;
+  return `"${createHash('sha256').update(what).digest('base64url').slice(0, 32)}"`;
 }
 
 function decodeOptions(encoded: string, extension: string): ParsedSignedOptions {
@@ -43,18 +50,22 @@ function decodeOptions(encoded: string, extension: string): ParsedSignedOptions 
   return parseSignedOptions(value, extension);
 }
 
-async function run(ctx: Context, services: Services, options: ParsedSignedOptions, input: Buffer): Promise<Result> {
+/** `negotiable`: with `.auto`, the formats the request takes (the edit's `auto` is then PNG or JPEG by alpha). */
+async function run(ctx: Context, services: Services, options: ParsedSignedOptions, negotiable: NegotiatedFormat[], input: Buffer): Promise<Result> {
   const { limits } = services;
   if (options.kind === 'edit') {
-    const { steps, format, quality, anim, refine, model } = options;
+    const { steps, quality, anim, refine, model } = options;
     const matting = await resolveMatting(steps, services, refine, model);
+    let format = options.format;
+    if (format === SIGNED_AUTO) format = anim !== false && mayAnimate(input) ? animatedFormat(negotiable) : (negotiable[0] ?? SIGNED_AUTO);
     if (matting) {
       ctx.state.model = matting.model;
       await services.model.ensure();
     }
     return runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits, matteCache: services.matteCache, handOver: true, ...control }));
   }
-  const { format, trim, trim_margin: trimMargin, channels, refine } = options;
+  const { trim, trim_margin: trimMargin, channels, refine } = options;
+  const format = options.format === SIGNED_AUTO && negotiable.includes('webp') ? 'webp' : options.format;
   const model = await services.model.check(options.model);
   ctx.state.model = model;
   await services.model.ensure();
@@ -73,7 +84,13 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
       throw forbidden();
     }
     ctx.state.signedPath = match[2];
-    const etag = etagOf(match[2]!);
+    let negotiable: NegotiatedFormat[] | undefined;
+    if (match[3] === SIGNED_AUTO) {
+      negotiable = negotiableFormats(ctx.get('Accept'), services.config.autoFormats);
+      ctx.state.negotiable = negotiable;
+      ctx.vary('Accept');
+    }
+    const etag = etagOf(match[2]!, negotiable);
     ctx.set('ETag', etag);
     if (matchesEtag(ctx.get('If-None-Match'), etag)) {
       ctx.set('Cache-Control', cacheControl);
@@ -90,10 +107,13 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
     let result: CachedImage;
     try {
       const options = decodeOptions(path.slice(1, dot), path.slice(dot + 1));
-      // The answer from the result cache when the input is as it was (server/cached-image.ts).
+      const negotiable: NegotiatedFormat[] = ctx.state.negotiable ?? [];
+      // The answer from the result cache when the input is as it was (server/cached-image.ts); with
+      // `.auto` the formats the request takes are part of what decides the bytes.
       const source = parseInputUrl(options.input);
       const known = await knownSource(services, source);
-      ({ image: result } = await cachedImage(services, { source, variant: path, render: (input) => run(ctx, services, options, input) }, known));
+      const variant = `${path}\n${negotiable.join(',')}`;
+      ({ image: result } = await cachedImage(services, { source, variant, render: (input) => run(ctx, services, options, negotiable, input) }, known));
     } catch (err) {
       services.metrics.signedRequest('error');
       throw err;

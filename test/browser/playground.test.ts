@@ -164,6 +164,31 @@ test('removeBackground then a background colour through edit (the README screens
   await page.screenshot({ path: join(SCREENSHOT_DIR, 'playground.png'), fullPage: true });
 });
 
+test('the responsive-image operations: from JSON to the form and back, then run', async () => {
+  const { page } = browser;
+  const list = [
+    { resize: { width: 100, height: 100, fit: 'pad', gravity: { x: 0, y: 0 }, dpr: 2, background: '#00ff00' } },
+    { sharpen: { sigma: 1, flat: 1 } },
+    { extend: { top: 4, background: 'blue' } },
+    { gamma: 1.2 },
+  ];
+  await page.getByRole('radio', { name: 'JSON' }).check();
+  await page.getByLabel('Operations (a JSON array, applied in order)').fill(JSON.stringify(list));
+  await page.getByRole('radio', { name: 'Form' }).check();
+  assert.equal(await page.locator('#ops > li').evaluateAll((lis) => lis.map((li) => (li as HTMLElement).dataset.op)), ['resize', 'sharpen', 'extend', 'gamma']);
+  await page.getByRole('radio', { name: 'JSON' }).check();
+  assert.equal(JSON.parse(await page.getByLabel('Operations (a JSON array, applied in order)').inputValue()), list);
+  await page.getByRole('radio', { name: 'Form' }).check();
+  await page.getByLabel('Format').selectOption('png');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await waitForResult();
+  const image = await decode(await resultBytes());
+  // 320x240 in a 200x200 box at its top left, then 4 rows of blue above: green below the image.
+  assert.equal([image.width, image.height], [200, 204]);
+  const box = pixel(image, 100, 200);
+  assert.ok(box[1] > 240 && box[0] < 10 && box[2] < 10, `the pad's colour ${box}`);
+});
+
 test('an image URL as input and output=url: the stored result is shown with its link', async () => {
   const { page } = browser;
   const url = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}/subject.png`;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lines, runCli } from '../helpers/cli.js';
-import { convert, decode, formatOf, gradient, pixel, solid } from '../helpers/images.js';
+import { convert, decode, distance, formatOf, gradient, pixel, solid } from '../helpers/images.js';
 import { tempDir } from '../helpers/server.js';
 
 let dir: string;
@@ -65,6 +65,19 @@ test('an existing output is kept without --force, replaced with it', async () =>
   assert.is(formatOf(await readFile(out)), 'png');
   // The result took its name in one step: no temporary file is left beside it.
   assert.equal((await readdir(dir)).filter((name) => name.endsWith('.partial')), []);
+});
+
+test('the responsive-image operations: pad to a box, sharpen, and the quality by format', async () => {
+  const out = join(dir, 'card.png');
+  const run = await runCli(['edit', input, '-o', out, '--op', '{"resize":{"width":100,"height":100,"fit":"pad","background":"blue","dpr":2}}', '--op', '{"sharpen":1}']);
+  assert.is(run.code, 0, run.stderr);
+  const image = await decode(await readFile(out));
+  assert.equal([image.width, image.height], [200, 200]);
+  // Blue (sharpen's trip through Lab and back may move a level).
+  assert.ok(distance(pixel(image, 100, 0), [0, 0, 255, 255]) <= 2, `the box above the 200x150 image: ${pixel(image, 100, 0)}`);
+  const avif = join(dir, 'card.avif');
+  assert.is((await runCli(['edit', input, '-o', avif, '--op', '{"crop":{"left":10}}'])).code, 0);
+  assert.is(formatOf(await readFile(avif)), 'avif');
 });
 
 test('bad input: one clear line, exit code 1, never a stack trace', async () => {

@@ -21,6 +21,15 @@ test('an edit: the URL signUrl makes, under the first key', async () => {
   assert.ok(verifySignature([KEY], signature!, `/${rest}`));
 });
 
+test('-f auto: the URL whose format each browser\'s Accept header takes', async () => {
+  const op = '{"resize":{"width":400,"height":300,"fit":"cover","gravity":"subject","dpr":2}}';
+  const run = await runCli(['sign', 'https://shop.example/p/1.jpg', '--op', op, '-f', 'auto'], { env });
+  assert.is(run.code, 0, run.stderr);
+  const url = lines(run.stdout)[0]!;
+  assert.ok(url.endsWith('.auto'));
+  assert.is(url, signUrl({ input: 'https://shop.example/p/1.jpg', operations: [JSON.parse(op)] }, { key: KEY, format: 'auto' }));
+});
+
 test('a background removal from a key file, as JSON', async () => {
   const dir = await tempDir();
   await writeFile(join(dir, 'key'), `# the key\n${KEY}\n`);

@@ -12,16 +12,26 @@ const BLURS = [0, 0.01, 0.3, 1, 2.5, 10, 40];
 // The staged cut-outs (docs/api.md, "Extensions: staged cut-outs"), within the schema's ranges.
 const SIZES = ['preview', 'medium', 'hd', 'full', 'auto', { megapixels: 0.01 }, { megapixels: 0.0123 }, { megapixels: 100 }] as const;
 const SHADOWS = [true, { type: 'contact' }, { opacity: 0 }, { opacity: 1, blur: 0 }, { blur: 250, offsetX: -2000, offsetY: 2000 }, { offsetX: 3, color: '#00f8' }, { type: 'contact', blur: 40, offsetY: -7 }] as const;
+// Responsive images (docs/api.md, "Extensions: responsive images"), within the schema's ranges;
+// subject (it runs the model) only where the model is there.
+const GRAVITIES = ['north', 'southeast', 'west', 'centre', 'attention', { x: 0, y: 1 }, { x: 0.37, y: 0.5 }, { x: 1, y: 0 }] as const;
+const SHARPENS = [0, 0.5, 1, 10, { sigma: 2, flat: 0, jagged: 100 }, { sigma: 0.01, flat: 100 }] as const;
+const GAMMAS = [0.1, 0.45, 1, 2.2, 10] as const;
+const EDGES = [{ top: 1 }, { left: 3, right: 0 }, { top: 2, right: 3, bottom: 4, left: 5 }, { bottom: 64 }] as const;
 const PLACES = [{ scale: 10 }, { scale: 100, position: 'original' }, { aspectRatio: '1:1' }, { aspectRatio: '100:1', scale: 55 }, { margin: '40%' }, { margin: 2000 }, { position: { x: 0, y: 100 } }, { scale: 80, aspectRatio: '1:100', margin: 3 }] as const;
 
 /** One valid operation. */
 function validOperation(rng: Rng, allowModel: boolean): Operation {
-  const roll = rng.int(allowModel ? 14 : 13);
+  const roll = rng.int(allowModel ? 18 : 17);
   // The extensions after the specification's ten (the model's removeBackground last).
   if (roll === 10) return { size: rng.pick(SIZES) } as Operation;
   if (roll === 11) return { shadow: rng.pick(SHADOWS) } as Operation;
   if (roll === 12) return { place: rng.pick(PLACES) } as Operation;
-  if (roll === 13 && rng.chance(0.5))
+  if (roll === 13) return responsiveResize(rng, allowModel);
+  if (roll === 14) return { sharpen: rng.pick(SHARPENS) } as Operation;
+  if (roll === 15) return { gamma: rng.pick(GAMMAS) };
+  if (roll === 16) return rng.chance(0.5) ? ({ extend: { ...rng.pick(EDGES), ...(rng.chance(0.5) ? { background: rng.pick(COLOURS) } : {}) } } as Operation) : ({ crop: rng.pick(EDGES) } as Operation);
+  if (roll === 17 && rng.chance(0.5))
     return { removeBackground: rng.pick([{ roi: [0, 0, '100%', '100%'] }, { roi: ['10%', 0, 5, '50.5%'] }, { semitransparency: false }, { roi: [0, 0, 1, 1], semitransparency: false }]) } as Operation;
   switch (roll) {
     case 0:
@@ -31,6 +41,7 @@ function validOperation(rng: Rng, allowModel: boolean): Operation {
       if (which !== 1) r.width = rng.pick(SIDES);
       if (which !== 0) r.height = rng.pick(SIDES);
       if (rng.chance(0.7)) r.fit = rng.pick(FIT_MODES);
+      if (r.fit === 'pad') (r.width ??= rng.pick(SIDES)), (r.height ??= rng.pick(SIDES));
       // Now and then the schema's maximum, on a fit that cannot upscale the tiny seeds to it.
       if (rng.chance(0.05)) return { resize: { width: 10000, height: 10000, fit: 'scale-down' } };
       return { resize: r as { width: number } };
@@ -54,6 +65,17 @@ function validOperation(rng: Rng, allowModel: boolean): Operation {
     default:
       return { removeBackground: true };
   }
+}
+
+/** A resize with the responsive-image fields: a fit that places a window or a box, gravity, enlarge, dpr. */
+function responsiveResize(rng: Rng, allowModel: boolean): Operation {
+  const fit = rng.pick(['cover', 'crop', 'pad', 'fill'] as const);
+  const gravity = allowModel && fit !== 'pad' && rng.chance(0.2) ? 'subject' : rng.pick(GRAVITIES);
+  const resize: Record<string, unknown> = { width: rng.pick(SIDES), height: rng.pick(SIDES), fit, gravity: fit === 'pad' && typeof gravity === 'string' && /subject|attention/.test(gravity) ? 'south' : gravity };
+  if (rng.chance(0.3)) resize.enlarge = rng.chance(0.5);
+  if (rng.chance(0.3)) resize.dpr = rng.pick([1, 1.5, 2, 4]);
+  if (fit === 'pad' && rng.chance(0.5)) resize.background = rng.pick(COLOURS);
+  return { resize } as Operation;
 }
 
 /**
@@ -92,7 +114,9 @@ export function invalidOperations(rng: Rng): unknown {
       ops[at] = { blur: rng.pick([...BAD_VALUES.filter((v) => !(typeof v === 'number' && v >= 0 && v <= 250)), 250.0001]) };
       return ops;
     case 4:
-      ops[at] = { resize: rng.pick([{}, { width: rng.pick(BAD_VALUES) }, { height: 0 }, { width: 10, fit: 'stretch' }, { width: 10, extra: 1 }]) };
+      ops[at] = {
+        resize: rng.pick([{}, { width: rng.pick(BAD_VALUES) }, { height: 0 }, { width: 10, fit: 'stretch' }, { width: 10, extra: 1 }, { width: 10, fit: 'pad' }, { width: 10, dpr: rng.pick([0, 5, 0.99]) }, { width: 10, height: 10, fit: 'cover', gravity: rng.pick(['top', { x: 1.1, y: 0 }, { x: 0 }]) }]),
+      };
       return ops;
     case 5:
       ops[at] = { rotate: rng.pick([0, 45, -90, 360, '90', null]) };

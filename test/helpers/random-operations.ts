@@ -16,7 +16,7 @@ const colour = fc.oneof(
 );
 
 const operation = fc.oneof(
-  fc.record({ resize: fc.record({ width: side, height: side, fit: fc.constantFrom('contain', 'cover', 'scale-down', 'crop', 'fill') }, { requiredKeys: [] }) }),
+  fc.record({ resize: fc.record({ width: side, height: side, fit: fc.constantFrom('contain', 'cover', 'scale-down', 'crop', 'fill', 'pad', 'stretch') }, { requiredKeys: [] }) }),
   fc.record({ rotate: fc.oneof(fc.constantFrom(90, 180, 270), number) }),
   fc.record({ flip: fc.constantFrom('h', 'v', 'hv', 'x', '') }),
   fc.record({ blur: fc.oneof(fc.double({ min: 0, max: 3, noNaN: true }), number) }),
@@ -30,6 +30,25 @@ const operation = fc.oneof(
   fc.record({ shadow: fc.oneof(fc.constant(true), fc.record({ type: fc.constantFrom('drop', 'contact', 'x'), opacity: number, blur: number, offsetX: number, offsetY: number, color: colour }, { requiredKeys: [] })) }),
   fc.record({ place: fc.record({ scale: number, position: fc.oneof(fc.constantFrom('center', 'original', 'left'), fc.record({ x: number, y: number })), aspectRatio: fc.constantFrom('1:1', '16:9', '0:1', '1:100', '101:1', 'x'), margin: fc.oneof(number, fc.constantFrom('10%', '40%', '41%', '')) }, { requiredKeys: [] }) }),
   fc.record({ backgroundImage: fc.oneof(fc.constant(true), fc.jsonValue({ maxDepth: 1 })) }),
+  // Responsive images' extensions (subject without a model loaded: refused, typed).
+  fc.record({
+    resize: fc.record(
+      {
+        width: side,
+        height: side,
+        fit: fc.constantFrom('cover', 'crop', 'pad', 'fill', 'contain'),
+        gravity: fc.oneof(fc.constantFrom('north', 'southwest', 'centre', 'attention', 'subject', 'top', ''), fc.record({ x: number, y: number }, { requiredKeys: [] })),
+        enlarge: fc.oneof(fc.boolean(), fc.jsonValue({ maxDepth: 0 })),
+        dpr: fc.oneof(fc.constantFrom(1, 1.5, 2, 4), number),
+        background: colour,
+      },
+      { requiredKeys: [] },
+    ),
+  }),
+  fc.record({ sharpen: fc.oneof(number, fc.record({ sigma: number, flat: number, jagged: number }, { requiredKeys: [] })) }),
+  fc.record({ gamma: number }),
+  fc.record({ extend: fc.record({ top: side, right: side, bottom: side, left: side, background: colour }, { requiredKeys: [] }) }),
+  fc.record({ crop: fc.record({ top: side, right: side, bottom: side, left: side }, { requiredKeys: [] }) }),
   fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
   fc.jsonValue({ maxDepth: 2 }),
 );

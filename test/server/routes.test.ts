@@ -68,8 +68,10 @@ test('GET /openapi.json is an OpenAPI 3.1 document of every route, its schema fr
   const ops = editForm.properties.operations.contentSchema;
   assert.is(ops.maxItems, 20);
   const byKey = Object.fromEntries(ops.items.anyOf.map((o: any) => { const key = Object.keys(o.properties)[0]!; return [key, o.properties[key]]; }));
-  // The specification's ten and the staged cut-outs' extensions (docs/api.md, "Extensions: staged cut-outs").
-  assert.equal(Object.keys(byKey).sort(), ['background', 'backgroundImage', 'blur', 'brightness', 'contrast', 'flip', 'place', 'removeBackground', 'resize', 'rotate', 'saturation', 'shadow', 'size', 'trim']);
+  // The specification's ten and the extensions (docs/api.md, "Extensions: staged cut-outs", "Extensions: responsive images").
+  assert.equal(Object.keys(byKey).sort(), ['background', 'backgroundImage', 'blur', 'brightness', 'contrast', 'crop', 'extend', 'flip', 'gamma', 'place', 'removeBackground', 'resize', 'rotate', 'saturation', 'shadow', 'sharpen', 'size', 'trim']);
+  assert.equal(byKey.resize.properties.fit.enum, ['contain', 'cover', 'scale-down', 'crop', 'pad', 'fill']);
+  assert.is(byKey.gamma.maximum, 10);
   assert.is(byKey.blur.maximum, 250);
   assert.is(byKey.blur.minimum, 0);
   assert.is(byKey.resize.properties.width.maximum, 10000);

@@ -1,9 +1,21 @@
 // The operations of POST /images/edit as form fields (the specification's ten, then the staged
-// cut-outs' extensions): each kind lists its fields, how they become the operation's JSON value
-// (toValue) and how a JSON value fills them (fromValue).
+// cut-outs' and the responsive images' extensions): each kind lists its fields, how they become
+// the operation's JSON value (toValue) and how a JSON value fills them (fromValue).
 // Values are sent as typed: the server validates them and its errors point at the field.
 
 const num = (text) => (text.trim() === '' ? null : Number(text));
+const text = (x) => (x === undefined ? '' : String(x));
+const SIDES = ['top', 'right', 'bottom', 'left'];
+const sideFields = SIDES.map((name) => ({ name, label: `${name} (px)`, type: 'number', min: '0', max: '10000', value: '' }));
+/** The sides given (extend, crop). */
+function sides(f) {
+  const value = {};
+  for (const side of SIDES) if (f[side].trim() !== '') value[side] = num(f[side]);
+  return value;
+}
+const COMPASS = ['centre', 'north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest'];
+const FOCAL = 'x,y (0-1)';
+
 const multiplier = (label) => ({
   fields: [{ name: 'value', label, type: 'number', step: '0.1', min: '0', value: '1' }],
   toValue: (f) => num(f.value),
@@ -15,16 +27,42 @@ export const OPERATIONS = {
     fields: [
       { name: 'width', label: 'width', type: 'number', min: '1', max: '10000', value: '800' },
       { name: 'height', label: 'height', type: 'number', min: '1', max: '10000', value: '' },
-      { name: 'fit', label: 'fit', type: 'select', options: ['', 'contain', 'cover', 'scale-down', 'crop'] },
+      { name: 'fit', label: 'fit', type: 'select', options: ['', 'contain', 'cover', 'scale-down', 'crop', 'pad', 'fill'] },
+      // Extensions (docs/api.md, "Extensions: responsive images").
+      { name: 'gravity', label: 'gravity (cover, crop, pad)', type: 'select', options: ['', ...COMPASS, 'subject', 'attention', FOCAL] },
+      { name: 'focus', label: 'x,y (0-1)', type: 'text', value: '' },
+      { name: 'enlarge', label: 'enlarge', type: 'select', options: ['', 'true', 'false'] },
+      { name: 'dpr', label: 'dpr (1-4)', type: 'number', step: '0.5', min: '1', max: '4', value: '' },
+      { name: 'background', label: 'pad colour', type: 'text', value: '' },
     ],
     toValue(f) {
       const value = {};
       if (f.width.trim() !== '') value.width = num(f.width);
       if (f.height.trim() !== '') value.height = num(f.height);
       if (f.fit) value.fit = f.fit;
+      if (f.gravity === FOCAL) {
+        const [x, y] = f.focus.split(',').map((t) => num(t));
+        value.gravity = { x, y };
+      } else if (f.gravity) value.gravity = f.gravity;
+      if (f.enlarge) value.enlarge = f.enlarge === 'true';
+      if (f.dpr.trim() !== '') value.dpr = num(f.dpr);
+      if (f.background.trim()) value.background = f.background.trim();
       return value;
     },
-    fromValue: (v) => ({ width: v?.width === undefined ? '' : String(v.width), height: v?.height === undefined ? '' : String(v.height), fit: v?.fit ?? '' }),
+    fromValue: (v) => {
+      const o = typeof v === 'object' && v ? v : {};
+      const focal = typeof o.gravity === 'object' && o.gravity;
+      return {
+        width: text(o.width),
+        height: text(o.height),
+        fit: o.fit ?? '',
+        gravity: focal ? FOCAL : o.gravity === 'center' ? 'centre' : (o.gravity ?? ''),
+        focus: focal ? `${o.gravity.x},${o.gravity.y}` : '',
+        enlarge: text(o.enlarge),
+        dpr: text(o.dpr),
+        background: text(o.background),
+      };
+    },
   },
   rotate: {
     fields: [{ name: 'angle', label: 'degrees clockwise', type: 'select', options: ['90', '180', '270'] }],
@@ -104,6 +142,41 @@ export const OPERATIONS = {
     ],
     toValue: (f) => placeValue(f),
     fromValue: (v) => placeFields(v),
+  },
+  // Extensions (docs/api.md, "Extensions: responsive images").
+  sharpen: {
+    fields: [
+      { name: 'sigma', label: 'sigma (0-10)', type: 'number', step: '0.1', min: '0', max: '10', value: '1' },
+      { name: 'flat', label: 'flat (0-100)', type: 'number', step: '0.5', min: '0', max: '100', value: '' },
+      { name: 'jagged', label: 'jagged (0-100)', type: 'number', step: '0.5', min: '0', max: '100', value: '' },
+    ],
+    toValue(f) {
+      if (f.flat.trim() === '' && f.jagged.trim() === '') return num(f.sigma);
+      const value = { sigma: num(f.sigma) };
+      if (f.flat.trim() !== '') value.flat = num(f.flat);
+      if (f.jagged.trim() !== '') value.jagged = num(f.jagged);
+      return value;
+    },
+    fromValue: (v) => (typeof v === 'object' && v ? { sigma: text(v.sigma), flat: text(v.flat), jagged: text(v.jagged) } : { sigma: text(v), flat: '', jagged: '' }),
+  },
+  gamma: {
+    fields: [{ name: 'value', label: 'gamma (0.1-10, > 1 brightens)', type: 'number', step: '0.1', min: '0.1', max: '10', value: '2.2' }],
+    toValue: (f) => num(f.value),
+    fromValue: (v) => ({ value: String(v) }),
+  },
+  extend: {
+    fields: [...sideFields, { name: 'background', label: 'colour', type: 'text', value: '' }],
+    toValue(f) {
+      const value = sides(f);
+      if (f.background.trim()) value.background = f.background.trim();
+      return value;
+    },
+    fromValue: (v) => Object.fromEntries([...SIDES, 'background'].map((k) => [k, text(v?.[k])])),
+  },
+  crop: {
+    fields: sideFields,
+    toValue: (f) => sides(f),
+    fromValue: (v) => Object.fromEntries(SIDES.map((k) => [k, text(v?.[k])])),
   },
 };
 
