@@ -27,6 +27,8 @@ declare module 'autocannon' {
     duration?: number;
     timeout?: number;
     sampleInt?: number;
+    /** Requests in turn; setupRequest may change each one (bench/http-dialects.ts: the path). */
+    requests?: Array<{ method?: string; setupRequest?: (request: Record<string, unknown>) => Record<string, unknown> }>;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -66,7 +66,7 @@ function treeRssMB(pid: number): number {
 }
 
 /** CPU time (user + system) of a process and its descendants, ms (clock ticks of 10 ms). */
-function treeCpuMs(pid: number): number {
+export function treeCpuMs(pid: number): number {
   let ticks = 0;
   tree(pid, (p) => {
     const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');

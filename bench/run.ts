@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,thumbs,removebg,bulk,ops]`: matte side by side with its peers on
+// `npm run bench [-- --quick] [-- --only=edit,bg,staging,http,thumbs,removebg,dialects,bulk,ops]`: matte side by side with its peers on
 // this machine, in one run, on the same inputs. Prints ratios (matte / peer) and writes
 // bench/out/latest.json (and a dated copy). See bench/README.md for what each figure means.
 //
@@ -17,15 +17,15 @@ import { originalPath } from '../models/derive.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'thumbs', 'removebg', 'bulk', 'ops']).map((s) => s.trim());
+const only = (argv.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['edit', 'bg', 'staging', 'http', 'thumbs', 'removebg', 'dialects', 'bulk', 'ops']).map((s) => s.trim());
 const threads = availableParallelism();
 
 // Each measurement is split into `rounds` child processes per tool, run alternately (matte,
 // peer, matte, peer, ...), so that a burst of load from elsewhere on a shared machine lands on
 // both tools rather than on one; the timed runs of all rounds are pooled.
 const budget = quick
-  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 1000 }, thumbs: { rounds: 1, requests: { T1: 60, T2: 24 }, warmup: 20, connections: 4 }, removebg: 2 }
-  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 6000 }, thumbs: { rounds: 3, requests: { T1: 240, T2: 90 }, warmup: 120, connections: 4 }, removebg: 4 };
+  ? { rounds: 1, editWarmup: 1, editRuns: 7, bgWarmup: 1, bgRuns: 7, models: ['u2netp'], http: { raw: [300, 600, 600] as [number, number, number], bg: [10, 20] as [number, number], bgOtherModels: 4, shareAB: 8, warmup: 1000 }, thumbs: { rounds: 1, requests: { T1: 60, T2: 24 }, warmup: 20, connections: 4 }, removebg: 2, dialects: [10, 100] as [number, number] }
+  : { rounds: 3, editWarmup: 2, editRuns: 5, bgWarmup: 1, bgRuns: 4, models: ['u2netp', 'isnet'], http: { raw: [1000, 2000, 2000] as [number, number, number], bg: [40, 80] as [number, number], bgOtherModels: 10, shareAB: 40, warmup: 6000 }, thumbs: { rounds: 3, requests: { T1: 240, T2: 90 }, warmup: 120, connections: 4 }, removebg: 4, dialects: [30, 300] as [number, number] };
 
 /** Pools the rounds of one tool: all timed runs, the highest peak RSS, the first round's rest. */
 function pool<T extends { timing: Timing; peakRssMB: number; inference?: Timing; refinedTiming?: Timing }>(rounds: T[]): T {
@@ -437,6 +437,32 @@ async function benchResponsive(targets: Target[]) {
   return r;
 }
 
+/** The foreign URL dialects and the result cache (bench/http-dialects.ts). */
+async function benchDialects(targets: Target[]) {
+  log(`\n## Image URLs of other servers (a 640x480 JPEG to 320 wide WebP q80) and the result cache (a 4000x3000 JPEG to 800 wide WebP q80)`);
+  if (!existsSync(join(ROOT, 'dist', 'server', 'main.js'))) {
+    log('  (skipped: dist/server/main.js is not built)');
+    return { skipped: 'dist/server/main.js is not built' };
+  }
+  const { runDialects } = await import('./http-dialects.js');
+  const r = await runDialects(budget.dialects[0], budget.dialects[1], (line) => log(line));
+  log(
+    table(
+      ['what', 'requests', 'ms a request', 'server CPU ms a request', 'requests/s'],
+      [
+        [`signed GET, c=1, ${r.rounds} alternated rounds`, r.requestsPerArm, fmt(r.signedMs), fmt(r.signedCpuMs), ''],
+        [`Cloudflare URL, the same edit`, r.requestsPerArm, fmt(r.dialectMs), fmt(r.dialectCpuMs), ''],
+        ['result cache misses, c=4', r.misses.requests, '', fmt(r.misses.serverCpuMsPerRequest, 2), fmt(r.misses.perSecond, 1)],
+        ['result cache hits, c=4', r.hits.requests, '', fmt(r.hits.serverCpuMsPerRequest, 2), fmt(r.hits.perSecond, 1)],
+      ],
+    ),
+  );
+  targets.push({ what: 'a dialect URL / the same edit through a signed GET (c=1), time a request', target: '<= 1.03', measured: fmt(r.ratio, 3), met: r.ratio <= 1.03 });
+  targets.push({ what: 'a result-cache hit / a miss, server CPU a request (c=4)', target: '<= 0.05', measured: fmt(r.hitCpuShare, 3), met: r.hitCpuShare <= 0.05 });
+  targets.push({ what: 'result-cache hits / misses, requests a second (c=4)', target: '>= 10', measured: fmt(r.hitThroughput, 1), met: r.hitThroughput >= 10 });
+  return r;
+}
+
 async function main(): Promise<void> {
   ensureDirs();
   const started = new Date();
@@ -460,6 +486,7 @@ async function main(): Promise<void> {
   if (only.includes('http')) report.http = await benchHttp(targets);
   if (only.includes('thumbs')) report.thumbs = await benchThumbs(targets);
   if (only.includes('removebg')) report.removebgRoute = await benchRemoveBgRoute(targets);
+  if (only.includes('dialects')) report.dialects = await benchDialects(targets);
   if (only.includes('bulk')) report.bulk = await benchBulk(targets);
   if (only.includes('ops')) report.ops = await benchResponsive(targets);
 

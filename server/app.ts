@@ -26,12 +26,14 @@ import { editRoute } from './routes/edit.js';
 import { healthRoutes } from './routes/health.js';
 import { openApiRoute } from './routes/openapi.js';
 import { removeBackgroundRoute } from './routes/remove-background.js';
-import { removeBgRoutes } from './routes/removebg.js';
+import { removeBgRoutes } from './foreign/removebg.js';
+import { foreignRoutes } from './foreign/index.js';
 import { resultsRoute } from './routes/results.js';
 import { signedRoute } from './routes/signed.js';
 import { ModelState, type Services } from './services.js';
 import { createStore, type ResultStore } from './store/index.js';
 import { createMatteCache } from './matte-cache.js';
+import { createResultCache } from './result-cache.js';
 import { webRoutes } from './web/routes.js';
 
 export interface AppOptions {
@@ -99,6 +101,7 @@ export function createApp(options: AppOptions): MatteApp {
     shuttingDown: false,
   };
   services.matteCache = createMatteCache(config, store, services.metrics, logger);
+  services.resultCache = createResultCache(config, store, services.metrics, logger);
 
   const app = new Koa({ proxy: false });
   // A client that goes away while a streamed body (a stored result) is being sent makes Koa's
@@ -116,6 +119,8 @@ export function createApp(options: AppOptions): MatteApp {
   removeBackgroundRoute(router, services, imageGuards);
   if (config.removebgApi) removeBgRoutes(router, services, { key: keyGuard, admit: imageGuards[1]! }); // remove.bg's API (MATTE_REMOVEBG_API)
   signedRoute(router, services, [shedLoad(services.limiter)]); // no API key: the signature is the capability
+  // imgproxy's, Cloudflare's and IPX's image URLs (no API key: a signature, or the configured sources).
+  const imgproxyAtRoot = foreignRoutes(router, services, [shedLoad(services.limiter)]);
   resultsRoute(router, services);
   healthRoutes(router, services);
   openApiRoute(router, config);
@@ -144,6 +149,10 @@ export function createApp(options: AppOptions): MatteApp {
     // Reached only when no route took the request: a wrong method on a known path, or no such path.
     const match = router.match(ctx.path, ctx.method);
     const allowed = [...new Set(match.path.flatMap((layer) => layer.methods))];
+    if (allowed.length === 0 && imgproxyAtRoot && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx._matchedRoute = '/*imgproxy'; // the metrics' route label
+      return imgproxyAtRoot(ctx, async () => {});
+    }
     if (allowed.length === 0) {
       throw new HttpError(404, 'not_found', `no route ${ctx.method} ${ctx.path}`);
     }
@@ -267,6 +276,7 @@ export async function startServer(options: AppOptions): Promise<RunningServer> {
       });
       await metrics?.close();
       await services.matteCache?.close();
+      await services.resultCache?.close();
       await services.store.close();
     })();
     return closing;

@@ -12,6 +12,7 @@ import { MODEL_NAME } from '../lib/schema.js';
 import { defaultResultsDir, loadScaleConfig, SCALE_VARIABLES, type ScaleConfig } from './config-scale.js';
 import { ConfigError, flag, httpUrl, integer, present, type Env } from './config-env.js';
 import { CDN_VARIABLES, loadCdnConfig, type CdnConfig } from './config-cdn.js';
+import { DIALECT_VARIABLES, loadDialectConfig, type DialectConfig } from './config-dialects.js';
 import { loadProxyConfig, PROXY_VARIABLES, type ProxyConfig } from './config-proxy.js';
 
 export { ConfigError, type Env } from './config-env.js';
@@ -19,7 +20,7 @@ export { ConfigError, type Env } from './config-env.js';
 export const MAX_RESULT_TTL_SECONDS = 86_400;
 export const MIB = 1024 * 1024;
 
-export interface Config extends ScaleConfig, CdnConfig, ProxyConfig {
+export interface Config extends ScaleConfig, CdnConfig, ProxyConfig, DialectConfig {
   port: number;
   host: string;
   /** Absolute base of result URLs, no trailing slash. */
@@ -104,6 +105,7 @@ export const CONFIG_VARIABLES = [
   ...SCALE_VARIABLES,
   ...CDN_VARIABLES,
   ...PROXY_VARIABLES,
+  ...DIALECT_VARIABLES,
 ] as const;
 
 function splitKeys(text: string): string[] {
@@ -261,6 +263,7 @@ export function loadConfig(env: Env = process.env, cores = availableParallelism(
     ...loadScaleConfig(env),
     ...loadCdnConfig(env),
     ...loadProxyConfig(env),
+    ...loadDialectConfig(env),
   };
 }
 

@@ -15,6 +15,8 @@
 //   matte_url_fetches_total{outcome}                      input URL fetches: ok or the error code
 //   matte_signed_requests_total{outcome}                  signed GET URLs: 200, 304, 403 or error (another 4xx/5xx)
 //   matte_matte_cache_total{outcome}                      the matte cache: hit, miss, stored, dropped, bad (a corrupt entry)
+//   matte_result_cache_total{outcome}                     the result cache of GET image URLs: hit, miss, stored, dropped, bad
+//   matte_dialect_requests_total{dialect,outcome}         imgproxy, cloudflare, ipx URLs: 200, 304, 403 or error
 //   nodejs_* and process_* (prom-client's default metrics: event-loop lag, heap, GC, CPU, RSS, fds)
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
@@ -22,6 +24,7 @@ import type { Context, Next } from 'koa';
 import type { AuthFailures } from './auth-failures.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MatteCacheOutcome } from '../lib/index.js';
+import type { ResultCacheOutcome } from './result-cache.js';
 import { HttpError } from './errors.js';
 import type { JobLimiter } from './jobs.js';
 import type { ResultStore } from './store/index.js';
@@ -42,6 +45,8 @@ export function routeLabel(ctx: Context): string {
 
 const SIGNED_OUTCOMES = ['200', '304', '403', 'error'] as const;
 const MATTE_CACHE_OUTCOMES: readonly MatteCacheOutcome[] = ['hit', 'miss', 'bad', 'stored', 'dropped'];
+const RESULT_CACHE_OUTCOMES: readonly ResultCacheOutcome[] = ['hit', 'miss', 'bad', 'stored', 'dropped'];
+export const DIALECT_OUTCOMES = ['200', '304', '403', 'error'] as const;
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -64,12 +69,15 @@ export class Metrics {
   private readonly urlFetches = new Counter({ name: 'matte_url_fetches_total', help: 'Input URL fetches by outcome (ok or the error code)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly signedRequests = new Counter({ name: 'matte_signed_requests_total', help: 'Signed GET URLs by outcome: 200, 304, 403, or error (any other answer)', labelNames: ['outcome'], registers: [this.registry] });
   private readonly matteCache = new Counter({ name: 'matte_matte_cache_total', help: 'Matte cache lookups and writes by outcome: hit, miss, stored, dropped (not written), bad (an entry that could not be read, recomputed)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly resultCache = new Counter({ name: 'matte_result_cache_total', help: 'Result cache lookups and writes by outcome: hit, miss, stored, dropped (not written), bad (an entry that could not be read)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly dialectRequests = new Counter({ name: 'matte_dialect_requests_total', help: 'imgproxy, Cloudflare and IPX image URLs by dialect and outcome: 200, 304, 403, or error (any other answer)', labelNames: ['dialect', 'outcome'], registers: [this.registry] });
 
   constructor(limiter: JobLimiter, store: ResultStore) {
     collectDefaultMetrics({ register: this.registry });
     // The fixed outcomes exist from the start, at 0: a rate over them needs no first event.
     for (const outcome of SIGNED_OUTCOMES) this.signedRequests.inc({ outcome }, 0);
     for (const outcome of MATTE_CACHE_OUTCOMES) this.matteCache.inc({ outcome }, 0);
+    for (const outcome of RESULT_CACHE_OUTCOMES) this.resultCache.inc({ outcome }, 0);
     new Gauge({ name: 'matte_jobs_running', help: 'Image jobs running now', registers: [this.registry], collect() { this.set(limiter.stats.running); } });
     new Gauge({ name: 'matte_jobs_queued', help: 'Image jobs waiting for a slot now', registers: [this.registry], collect() { this.set(limiter.stats.waiting); } });
     // What the store holds, every process's results together, as its last sweep counted (no metric before the first sweep).
@@ -135,6 +143,14 @@ export class Metrics {
 
   matteCacheEvent(outcome: MatteCacheOutcome): void {
     this.matteCache.inc({ outcome });
+  }
+
+  resultCacheEvent(outcome: ResultCacheOutcome): void {
+    this.resultCache.inc({ outcome });
+  }
+
+  dialectRequest(dialect: string, outcome: (typeof DIALECT_OUTCOMES)[number]): void {
+    this.dialectRequests.inc({ dialect, outcome });
   }
 }
 

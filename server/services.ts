@@ -8,6 +8,7 @@ import type { Metrics } from './metrics.js';
 import type { ResultStore } from './store/index.js';
 import type { FetchOptions } from './input/fetch.js';
 import type { ServerMatteCache } from './matte-cache.js';
+import type { ResultCache } from './result-cache.js';
 
 export interface Services {
   config: Config;
@@ -22,6 +23,8 @@ export interface Services {
   limits: Limits;
   /** The matte computed once (MATTE_MATTE_CACHE_*); undefined when off. */
   matteCache?: ServerMatteCache;
+  /** GET image URLs' answers kept in the store (MATTE_RESULT_CACHE_*); undefined when off. */
+  resultCache?: ResultCache;
   /** Set once SIGTERM (or close()) started the shutdown. */
   shuttingDown: boolean;
 }

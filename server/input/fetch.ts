@@ -153,15 +153,16 @@ function pinnedLookup(target: Target): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
-function request(url: URL, target: Target, signal: AbortSignal): Promise<IncomingMessage> {
+function request(url: URL, target: Target, signal: AbortSignal, validators: Validators | undefined): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
+    const conditional = { ...(validators?.etag ? { 'if-none-match': validators.etag } : {}), ...(validators?.lastModified ? { 'if-modified-since': validators.lastModified } : {}) };
     const req = client.request(url, {
       method: 'GET',
       agent: false,
       lookup: pinnedLookup(target),
       signal,
-      headers: { 'user-agent': 'matte/0.1 (+image fetch)', accept: 'image/*' },
+      headers: { 'user-agent': 'matte/0.1 (+image fetch)', accept: 'image/*', ...conditional },
     });
     req.on('response', resolve);
     req.on('error', reject);
@@ -188,6 +189,11 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
   return Buffer.concat(chunks, size);
 }
 
+function headersOf(res: IncomingMessage): SourceHeaders {
+  const header = (name: string) => (typeof res.headers[name] === 'string' ? (res.headers[name] as string) : undefined);
+  return { etag: header('etag'), lastModified: header('last-modified'), cacheControl: header('cache-control') };
+}
+
 /**
  * Fetches an input URL: every hop's host resolved and every address checked (400
  * input_url_forbidden), the connection made to the checked address, at most 3 redirects, the whole
@@ -195,6 +201,33 @@ async function readCapped(res: IncomingMessage, maxBytes: number): Promise<Buffe
  * timed out, non-2xx or too many redirects: 422 input_url_fetch_failed.
  */
 export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<Buffer> {
+  return (await fetchSource(input, options)) as Buffer;
+}
+
+/** A source's validators (its ETag and Last-Modified), as it sent them. */
+export interface Validators {
+  etag?: string;
+  lastModified?: string;
+}
+
+/** What a source's answer says about caching it: its validators and Cache-Control. */
+export interface SourceHeaders extends Validators {
+  cacheControl?: string;
+}
+
+/** The answer of a conditional fetch: its headers and the body, none when 304 said the source is as validated (its body never read). */
+export interface SourceAnswer {
+  bytes?: Buffer;
+  headers: SourceHeaders;
+}
+
+/**
+ * fetchInputUrl with the source's headers, conditional when `validators` are given (If-None-Match,
+ * If-Modified-Since): a 304 has no bytes. Without validators, the bytes alone.
+ */
+export async function fetchSource(input: URL, options: FetchOptions): Promise<Buffer>;
+export async function fetchSource(input: URL, options: FetchOptions, validators: Validators): Promise<SourceAnswer>;
+export async function fetchSource(input: URL, options: FetchOptions, validators?: Validators): Promise<Buffer | SourceAnswer> {
   const release = options.slots?.take();
   const controller = new AbortController();
   const deadline = Date.now() + options.timeoutMs;
@@ -207,7 +240,7 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
       if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`);
       let res: IncomingMessage;
       try {
-        res = await request(url, target, controller.signal);
+        res = await request(url, target, controller.signal, validators);
       } catch (err) {
         if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);
         throw unreachable(`connect: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err);
@@ -227,12 +260,17 @@ export async function fetchInputUrl(input: URL, options: FetchOptions): Promise<
         url = next;
         continue;
       }
+      if (status === 304 && validators) {
+        res.destroy();
+        return { headers: headersOf(res) };
+      }
       if (status < 200 || status > 299) {
         res.destroy();
         throw unreachable(`HTTP status ${status}`);
       }
       try {
-        return await readCapped(res, options.maxBytes);
+        const bytes = await readCapped(res, options.maxBytes);
+        return validators ? { bytes, headers: headersOf(res) } : bytes;
       } catch (err) {
         if (err instanceof HttpError) throw err;
         if (controller.signal.aborted) throw fetchFailed(`fetching the input URL took longer than ${options.timeoutMs / 1000} s`, err);

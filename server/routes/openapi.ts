@@ -50,7 +50,9 @@ import {
 import { signedEditSchema, signedRemoveBackgroundSchema } from '../../lib/signed-url.js';
 import type { Config } from '../config.js';
 import { MAX_FIELD_BYTES } from '../input/form.js';
-import { REMOVEBG_ERRORS_SCHEMA, removeBgPaths } from './removebg-openapi.js';
+import { REMOVEBG_ERRORS_SCHEMA, removeBgPaths } from '../foreign/removebg-openapi.js';
+import { dialectPaths } from '../foreign/dialects-openapi.js';
+import type { DialectConfig } from '../config-dialects.js';
 
 type Json = Record<string, unknown>;
 
@@ -187,7 +189,7 @@ const backgroundImageField = {
 };
 const modelField = { type: 'string', pattern: MODEL_NAME.source, description: 'a model among the loaded ones (MATTE_MODELS; /readyz lists them); default the first. Any other: 400 invalid_field, path model' };
 
-export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'> & Partial<Pick<Config, 'removebgApi'>>): Json {
+export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputBytes' | 'resultTtlSeconds'> & Partial<Pick<Config, 'removebgApi'>> & Partial<DialectConfig>): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -279,6 +281,7 @@ export function openApiDocument(config: Pick<Config, 'publicUrl' | 'maxInputByte
         },
       },
       ...(config.removebgApi === false ? {} : removeBgPaths()), // MATTE_REMOVEBG_API
+      ...dialectPaths(config), // imgproxy, Cloudflare, IPX where they are on
     },
     components: {
       securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' }, MetricsKey: { type: 'http', scheme: 'bearer', description: 'MATTE_METRICS_KEY' } },

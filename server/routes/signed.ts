@@ -14,7 +14,10 @@ import { HttpError } from '../errors.js';
 import { animatedFormat, mayAnimate, negotiableFormats, type NegotiatedFormat } from '../negotiate-format.js';
 import type { Services } from '../services.js';
 import { matchesEtag } from './results.js';
-import { inputBytes, resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
+import { resolveMatting, runJob, setImageSafetyHeaders } from './images.js';
+import { cachedImage, knownSource } from '../cached-image.js';
+import { parseInputUrl } from '../input/fetch.js';
+import type { CachedImage } from '../result-cache.js';
 
 /** `{signature}/{options}.{format}`: base64url segments, a lower-case extension. */
 const SIGNED_REST = /^([A-Za-z0-9_-]{1,128})(\/[A-Za-z0-9_-]+\.([a-z0-9]{1,8}))$/;
@@ -48,12 +51,11 @@ function decodeOptions(encoded: string, extension: string): ParsedSignedOptions 
 }
 
 /** `negotiable`: with `.auto`, the formats the request takes (the edit's `auto` is then PNG or JPEG by alpha). */
-async function run(ctx: Context, services: Services, options: ParsedSignedOptions, negotiable: NegotiatedFormat[]): Promise<Result> {
+async function run(ctx: Context, services: Services, options: ParsedSignedOptions, negotiable: NegotiatedFormat[], input: Buffer): Promise<Result> {
   const { limits } = services;
   if (options.kind === 'edit') {
     const { steps, quality, anim, refine, model } = options;
     const matting = await resolveMatting(steps, services, refine, model);
-    const input = await inputBytes({ fields: { input: options.input } }, services);
     let format = options.format;
     if (format === SIGNED_AUTO) format = anim !== false && mayAnimate(input) ? animatedFormat(negotiable) : (negotiable[0] ?? SIGNED_AUTO);
     if (matting) {
@@ -65,7 +67,6 @@ async function run(ctx: Context, services: Services, options: ParsedSignedOption
   const { trim, trim_margin: trimMargin, channels, refine } = options;
   const format = options.format === SIGNED_AUTO && negotiable.includes('webp') ? 'webp' : options.format;
   const model = await services.model.check(options.model);
-  const input = await inputBytes({ fields: { input: options.input } }, services);
   ctx.state.model = model;
   await services.model.ensure();
   return runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin, channels, refine, model, limits, matteCache: services.matteCache, handOver: true, ...control }));
@@ -103,9 +104,16 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
   router.get(`${SIGNED_PATH_PREFIX}*rest`, checkSignature, ...guards, async (ctx) => {
     const path = ctx.state.signedPath as string;
     const dot = path.lastIndexOf('.');
-    let result: Result;
+    let result: CachedImage;
     try {
-      result = await run(ctx, services, decodeOptions(path.slice(1, dot), path.slice(dot + 1)), ctx.state.negotiable ?? []);
+      const options = decodeOptions(path.slice(1, dot), path.slice(dot + 1));
+      const negotiable: NegotiatedFormat[] = ctx.state.negotiable ?? [];
+      // The answer from the result cache when the input is as it was (server/cached-image.ts); with
+      // `.auto` the formats the request takes are part of what decides the bytes.
+      const source = parseInputUrl(options.input);
+      const known = await knownSource(services, source);
+      const variant = `${path}\n${negotiable.join(',')}`;
+      ({ image: result } = await cachedImage(services, { source, variant, render: (input) => run(ctx, services, options, negotiable, input) }, known));
     } catch (err) {
       services.metrics.signedRequest('error');
       throw err;

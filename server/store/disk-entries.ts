@@ -2,7 +2,7 @@
 // directory shares (the matte cache, server/matte-cache.ts): `<results dir>/matte-cache/<key>`,
 // one file an entry, its modification time its expiry, as the results' (store/disk.ts). Unlike
 // results, entries may vanish at any time: no fsync (a torn entry fails the reader's check and is
-// recomputed), a hit renews the entry's lifetime, and past either bound (the space the entries
+// recomputed), a hit renews the entry's lifetime (once a tenth of it has passed), and past either bound (the space the entries
 // take, disk-space.ts, and their number) the sweep deletes the entries nearest to expiry (the
 // least recently used) until a fifth of both is free (eviction.ts: two passes, in batches).
 // A lookup reads only a regular file (a FIFO or a device in an entry's place is a miss, never a
@@ -73,8 +73,9 @@ export class DiskEntries implements KeyedEntries {
         const info = await handle.stat();
         if (!info.isFile() || info.mtimeMs <= this.now() || info.size > this.options.maxBytes) return undefined;
         const data = await handle.readFile();
-        const expiry = (this.now() + this.ttlMs) / 1000;
-        await handle.utimes(expiry, expiry).catch(() => {}); // used again: kept longer
+        // Used again: kept longer, once a tenth of its lifetime has passed (not a write every hit).
+        const renewed = this.now() + this.ttlMs;
+        if (renewed - info.mtimeMs > this.ttlMs / 10) await handle.utimes(renewed / 1000, renewed / 1000).catch(() => {});
         return data;
       } finally {
         await handle.close();

@@ -13,7 +13,7 @@ import { form, scrapeMetrics, startTestServer, TEST_KEY, type TestServer } from 
 import { send, startRemoveBgFront, type RemoveBgBody, type RemoveBgFront, type Sent } from '../helpers/removebg-front.js';
 import { BASE_PATH } from '../helpers/removebg-document.js';
 import { waitFor } from '../helpers/wait.js';
-import { knownType, modelFor, parseSettings } from '../../server/routes/removebg-fields.js';
+import { knownType, modelFor, parseSettings } from '../../server/foreign/removebg-fields.js';
 
 const RED: [number, number, number] = [220, 30, 30];
 const input = disc(200, 150, 40, RED, [255, 255, 255], { alpha: false });

@@ -15,7 +15,7 @@ import { Base64Decoder, Base64Error } from '../input/base64-stream.js';
 import { FORM_OVERHEAD_BYTES, MAX_FIELD_BYTES, readForm } from '../input/form.js';
 import { readJsonFields, readUrlEncodedFields } from '../input/text-body.js';
 import type { Services } from '../services.js';
-import { fetchUrl, runJob } from './images.js';
+import { fetchUrl, runJob } from '../routes/images.js';
 import {
   base64Refusal,
   IMPROVE_FIELDS,
