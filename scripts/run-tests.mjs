@@ -11,8 +11,9 @@
 // The run ends with the slowest files, their wall time and the CPU time of their processes.
 //
 // MATTE_TEST_RECORD (.ci/run): the normal pass writes there, per file, whether any of its processes
-// (children included) loaded matte's addon; the ASan pass (MATTE_SANITIZER_LOG_DIR set) reads it and
-// skips, with one line each, the files shown not to load it, since ASan sees nothing in them.
+// (children included) loaded matte's addon, and how long the file took; the ASan pass
+// (MATTE_SANITIZER_LOG_DIR set) reads it, skips with one line each the files shown not to load it,
+// since ASan sees nothing in them, and starts the longest files first.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -129,14 +130,16 @@ const times = [];
 const queue = [];
 for (const file of files) {
   const name = rel(file);
-  if (recorded && recorded[name] === false) {
+  if (recorded?.[name]?.addon === false) {
     console.log(`\n# ${name}: not run under ASan (no process of it loaded matte's addon in the normal pass)`);
     continue;
   }
   queue.push({ file, name, parallel: jobs > 1 && PARALLEL.test(readFileSync(file, 'utf8')) });
 }
 // Files that run alone go first, then the pool: one drain between them rather than one per file.
-queue.sort((a, b) => Number(a.parallel) - Number(b.parallel));
+// Within each, the longest first when a record says how long they took (else in path order).
+const seconds = (name) => recorded?.[name]?.seconds ?? 0;
+queue.sort((a, b) => Number(a.parallel) - Number(b.parallel) || seconds(b.name) - seconds(a.name));
 
 let running = 0;
 let lastCpu = childrenCpuSeconds();
@@ -159,7 +162,7 @@ await new Promise((allDone) => {
         passed += r.passed; failed += r.failed; skipped += r.skipped;
         if (r.note) notes.push(r.note);
         times.push({ name: head.name, wall: r.wall, cpu });
-        if (recording && r.complete) recording[head.name] = r.loadedAddon;
+        if (recording && r.complete) recording[head.name] = { addon: r.loadedAddon, seconds: Math.round(r.wall) };
         if (!queue.length && !running) allDone();
         else next();
       });
