@@ -21,7 +21,7 @@ RUN apt-get update \
       libvips-dev libheif-dev zlib1g-dev libdeflate-dev libwebp-dev libimagequant-dev libcgif-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY package.json package-lock.json .npmrc ./
+COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 COPY . .
 COPY --from=node /usr/local/bin/node /node/node

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The bench's statistics helpers (fast; speed itself is never checked in tests).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // bench/quality's scores on small hand-checked mattes: IoU at 0.5, MAE, and the edge band.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // GET /docs in a real browser: Swagger UI, served by the server itself, renders every endpoint of
 // /openapi.json; nothing is requested from another origin and the page's CSP is not violated.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // GET / in a real browser: choose an image, build operations with the form, run an edit and a
 // remove-background against the real server, see the result; a bad operation shows its error
 // code and path. The result image is read back from the page and decoded here.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Bucket to bucket (`s3://bucket/prefix/` in and out) with the real command in real processes
 // against a real S3-protocol server (s3rver on loopback), listing in pages of 7 keys: three shards
 // as three processes take every key exactly once; a shard killed with SIGKILL part-way and run

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The rest of the `matte` command as a real process: --help on every command, --version,
 // unknown commands and options, `models list|fetch`, and `serve` answering on loopback.
 import { spawn } from 'node:child_process';

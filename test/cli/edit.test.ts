@@ -1,3 +1,4 @@
+// run-tests: parallel
 // `matte edit` run as a real process on real files: the result's pixels and format, the format
 // from the extension or --format, --ops files, no overwrite without --force, and one clear line
 // with a non-zero exit code for every kind of bad input.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // `matte remove-background` run as a real process on real files: many files in parallel, the
 // mattes' pixels, --trim/--format, a directory as input, failures named with their reasons
 // (exit code 1, the others still done), no overwrite without --force, plain lines off a terminal.

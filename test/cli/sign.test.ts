@@ -1,3 +1,4 @@
+// run-tests: parallel
 // `matte sign` in a child process: the URL it prints is the library's signUrl() for the same
 // options, verifies under the key, and decodes to the options given; mistakes are one line.
 import { test } from 'uvu';

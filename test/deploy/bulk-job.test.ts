@@ -1,3 +1,4 @@
+// run-tests: parallel
 // deploy/kubernetes/bulk (the Indexed Job of docs/deploy.md, "Bulk work"), built by `kubectl
 // kustomize` as a user applies it (the YAML files read directly where kubectl is not installed),
 // validates against the Kubernetes API's schemas (kubernetes-models), and what matters holds:

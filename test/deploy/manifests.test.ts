@@ -1,3 +1,4 @@
+// run-tests: parallel
 // deploy/kubernetes/: each overlay, built by `kubectl kustomize` as a user applies it, validates
 // against the Kubernetes API's schemas (kubernetes-models, a pinned devDependency), and what matters
 // holds: the probes reach the real server's /healthz and /readyz on the port it listens on, the

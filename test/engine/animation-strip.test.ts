@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Animations through the frame strip (native/frames.h): a resize and per-pixel steps run as one
 // pipeline over every frame stacked top to bottom; the frames, their size, delays, loop and
 // pixels must be what frame-by-frame work gives. Decoded with omggif, not with libvips.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Animated GIF and WebP: every frame goes through the steps (per frame, not on the strip), gif and
 // webp outputs keep frames, delays and loop; anim=false or a still format gives the first frame.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // AVIF output (native/encode/avif.cc: libheif called directly, the job's threads, IntraBC off)
 // against what libvips' own heifsave made of the same image before (test/helpers/libvips-avif.cc,
 // built here with the system compiler against the system libvips), decoded by libvips (the addon)

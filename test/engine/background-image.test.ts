@@ -1,3 +1,4 @@
+// run-tests: parallel
 // backgroundImage (docs/api.md, "Extensions: staged cut-outs"): the image so far over the request's
 // background image, covered and centred, blended in linear light. The composite is compared with
 // the blend computed here from the matte (handed in, so the model plays no part), the cut-out's

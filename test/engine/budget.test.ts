@@ -1,3 +1,4 @@
+// run-tests: alone (it compares a stopped inference with the whole one it timed)
 // The time budget and cancellation of a job, through the library and the real addon (issue 9):
 // expensive valid plans are stopped inside libvips wherever their pixels are computed (the
 // encoder, a materialisation, trim's measurements), a removeBackground inside ONNX Runtime, an

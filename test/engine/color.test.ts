@@ -1,3 +1,4 @@
+// run-tests: parallel
 // CSS colour parsing: every form docs/api.md lists, plus #RGBA, case-insensitive.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Colour profiles and downscale precision (docs/api.md, input): each case is built here and
 // compared with sharp (its own libvips 8.18 and lcms, in a child process), the tolerance beside it.
 // The standard profiles are ghostscript's, from Debian's libgs-common (scripts/setup.sh installs it).

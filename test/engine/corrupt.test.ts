@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Corrupt inputs of every accepted type (deterministic byte flips and cuts): each job either
 // succeeds or fails with a typed 4xx-class code; the process never crashes and never hangs. A
 // failure whose libvips text names no decoder matte knows (libtiff's codecs: "ZIPDecode: ...") is

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Declared size = decoded size (docs/api.md, "Input"): a file whose header declares a small image
 // while its data makes the decoder allocate far more is refused before decoding, or the larger
 // size is what the limits hold. Each hostile file is built in code (test/helpers/declared-small.ts).

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Sizes derived from the input (resize geometry, the decoded size) are computed without overflow
 // and checked before they narrow: a thin, tall image must not wrap around to a small result, and
 // a layout with many wide samples is counted by its decoded bytes, not only its pixels.

@@ -1,3 +1,4 @@
+// run-tests: alone (each budget is set from a duration it measured)
 // The job's budget holds while the result is encoded, not only while its pixels are computed:
 // libvips 8.14 hands a whole still WebP to libwebp with no progress hook, so a large WebP encode
 // ran to its end whatever the budget (a 6000x6000 result with a 12 s budget: 200 after 25 s).

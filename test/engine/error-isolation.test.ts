@@ -1,3 +1,4 @@
+// run-tests: parallel
 // libvips keeps one error buffer for the whole process. Under concurrency, each failing job must
 // still get its own code and a message about its own input, and every good job must succeed.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A JPEG turned by its EXIF orientation cannot be decoded top to bottom (the turn reads the rows
 // out of order): with steps that otherwise stream (brightness, resize), a phone photo of 1000 px
 // or more failed with unsupported_image. native/load.cc decodes such an image with random access.

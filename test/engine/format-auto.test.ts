@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Format `auto` (docs/api.md, "Extensions: staged cut-outs"): PNG where the result has an alpha
 // below 255, JPEG where it has none; the result says which.
 import { test } from 'uvu';

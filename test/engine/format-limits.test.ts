@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Each output format stores sides up to a limit (WebP 16383, JPEG 65500, GIF 65535, AVIF 65536);
 // a result past it is refused as image_too_large (413) before encoding, never an encoder's 500.
 // Found by test/stress/error-isolation-stress.ts: a corrupt GIF whose screen became 60x37929, to WebP.

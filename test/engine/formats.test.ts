@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Output formats (by magic bytes), quality, alpha handling per format, and what loading does to
 // colour and metadata: EXIF orientation applied, no metadata out, sRGB, 8-bit.
 import { test } from 'uvu';

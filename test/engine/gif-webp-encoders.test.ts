@@ -1,3 +1,4 @@
+// run-tests: parallel
 // GIF and animated WebP output (native/encode/gif.cc: libimagequant and cgif called directly;
 // native/encode/webp_anim.cc: WebPAnimEncoder called directly, both so that the job's budget
 // reaches the encode) against what libvips 8.14's gifsave and webpsave made of the same frames

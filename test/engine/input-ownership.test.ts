@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The library never reads the caller's memory during a job: the input is copied when edit() is
 // called, so a caller that reuses, overwrites or transfers its buffer right after the call still
 // gets the picture it passed (README, "Library").

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Hostile and broken inputs (docs/api.md, "Input"): each is refused with its typed code, never a crash.
 // Types are recognised by content; loaders outside the allow-list never run; limits are checked
 // from the header and the file's own structure before decoding.

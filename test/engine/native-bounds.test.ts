@@ -1,3 +1,4 @@
+// run-tests: parallel
 // What the schema and the library accept is exactly what the addon accepts: every bound lib/
 // holds (tone factors, limits, decoded bytes per pixel) is tried on the addon's own surface just
 // inside and just outside, so the two cannot drift apart. And a malformed value is always a

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Issue 11: test/engine/error-isolation died once with SIGSEGV under ASan. The cause found: libvips
 // 8.14 frees ORC programs (blur's convolution, resize's reducev) with no lock, and Debian 12's liborc
 // 0.4.33 frees their code with no lock either, so jobs ending together corrupt liborc's list of code

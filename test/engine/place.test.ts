@@ -1,3 +1,4 @@
+// run-tests: parallel
 // place (docs/api.md, "Extensions: staged cut-outs"): the subject's box scaled to a share of the
 // room's limiting side and placed at a percentage of the free space, the canvas padded to an
 // aspect ratio, a margin kept free; the box measured in the result within a pixel.

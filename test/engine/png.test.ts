@@ -1,3 +1,4 @@
+// run-tests: parallel
 // matte's PNG encoder (native/encode/png.cc: row stripes deflated on every core): the files decode
 // to exactly the pixels given, with pngjs, with sharp (its own libvips and libspng, in a child
 // process) and with libvips (matte's own load), for every layout (G, GA, RGB, RGBA), at sizes from

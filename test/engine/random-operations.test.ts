@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Property: whatever operation JSON a caller passes, the library answers with a result or a
 // MatteError (never a TypeError or another untyped error), and never `internal`.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A small real-world corpus: one image of every colour shape docs/api.md's input section lists,
 // made here (by sharp, pngjs or the helpers), each edited by matte (as is, and resized) and
 // compared in size and pixels with sharp doing the same in a child process (two sharp processes

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // resize: exact output sizes of every fit mode, with one and two dimensions, enlarging and
 // shrinking (docs/api.md, "Operations (edit)"), the centre crop of cover/crop, and shrink-on-load.
 import { test } from 'uvu';

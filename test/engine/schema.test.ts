@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The operation schema: every rule of docs/api.md, "Operations (edit)", with the `path` a user
 // sees. Pure validation: no image is touched.
 import { test } from 'uvu';

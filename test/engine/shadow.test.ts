@@ -1,3 +1,4 @@
+// run-tests: parallel
 // shadow (docs/api.md, "Extensions: staged cut-outs"): a drop shadow's mass lies where its offset
 // puts it, with the silhouette's mass times its opacity, and nowhere above the subject; a contact
 // shadow lies at the subject's base; the subject's own pixels are untouched (the shadow is under

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // size (docs/api.md, "Extensions: staged cut-outs"): a cap in megapixels with remove.bg's names,
 // aspect kept, never enlarging; as the first operation the decoder shrinks on load, so a 24 MP
 // JPEG asked for a preview is never decoded at full size (the addon's decoded-bytes counter).

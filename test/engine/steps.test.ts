@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The pixel effect of every step other than resize (docs/api.md, "Operations (edit)"), and the order of steps.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

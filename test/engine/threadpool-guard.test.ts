@@ -1,3 +1,4 @@
+// run-tests: alone (under load its kills land later and each round computes more: it loads the machine most when it shares it)
 // A sink that fails part-way (a job's budget kills it, a decoder fails on a tile) made libvips 8.14
 // abort the process now and then: the thread running the pool sets its stop flag without the
 // pool's lock while a worker may be between its check and vips_worker_allocate's

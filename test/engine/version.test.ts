@@ -1,3 +1,4 @@
+// run-tests: parallel
 // matte's version is one constant (lib/version.ts): it must be package.json's, and the library's
 // versions() and the OpenAPI document must both report it.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Replays every case the fuzzer saved in test/fuzz/crashers/ (<id>.bin + <id>.json, see run.ts):
 // each must now end in a result or a typed error, and leave no libvips object alive behind it.
 // A case that still crashes takes this suite's process down, which the runner counts as a failure.

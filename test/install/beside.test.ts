@@ -1,3 +1,4 @@
+// run-tests: parallel
 // matte in one process with sharp and with onnxruntime-node, in both orders, each order in its own
 // process (test/install/beside-child.ts). Each library does real work after both are loaded; the
 // outputs are checked and stderr must carry no GLib message. The mechanism (libvips modules kept

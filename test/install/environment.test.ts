@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A bad environment gets one clear message naming what is missing and the command that fixes it,
 // never a raw dynamic-loader error: no addon for the platform, no system libvips, a libvips older
 // than 8.14. Each case is a real process loading the real library (MATTE_ADDON_PATH picks the

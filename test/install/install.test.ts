@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Installing matte as a user does: the tarballs of `npm run pack` (scripts/pack.mjs) into an empty
 // project, with a PATH that has node and npm but no compiler, make or cmake. Nothing may be
 // compiled; the default model is fetched the documented way into the user's cache directory

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // ONNX Runtime is opened by the first model (native/matte/onnxruntime.h) and libheif by the first
 // HEIF/AVIF (native/encode/libheif.h), not by `import`: a process that only edits GIFs, PNGs... never
 // maps them. Each case is a real process loading the real library; what is mapped is read from its

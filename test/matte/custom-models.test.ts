@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Custom models and models by name: an entry that points at its file by path and sha256, the
 // sigmoid post-process (BiRefNet-style logits), a model_error naming the entry when the file does
 // not fit it or the entry is wrong, and a model loaded only when asked for by name.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // removeBackground's `channels` and `trimMargin` through the library and the real addon with
 // u2netp: the mask is one band and is the cut-out's alpha; a margin gives the exact size, past the
 // image's edge with transparent pixels; bad values are invalid_option with their path.

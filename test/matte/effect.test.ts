@@ -1,3 +1,4 @@
+// run-tests: parallel
 // What removeBackground does to an image, with the default model (u2netp): a synthetic subject on
 // a plain background loses its background, at the full resolution of the image at that point of
 // the pipeline; already-transparent images are left alone; animations get a matte per frame.

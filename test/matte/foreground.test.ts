@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The refined cut-out's colours (native/matte/foreground.h): where alpha is partial, the subject's
 // own colour, not the input's mix of subject and old background; where alpha is 0, a colour of
 // the subject nearby, never the old background's. A two-colour composite with an exact truth

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Inferences share ONNX Runtime's one intra-op pool one at a time (native/matte/inference_gate.h):
 // jobs started together all finish, each with the matte it gets alone, and a job waiting for the
 // pool is still stopped by its signal and by its deadline.

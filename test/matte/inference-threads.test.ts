@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Where an inference runs (native/matte/model.cc): every run, of a job alone or of jobs that share
 // the cores, takes its turn in ONNX Runtime's one process-wide pool, in the model's one session.
 // The matte must not depend on the threads a job has: the same bytes alone, capped at one thread,

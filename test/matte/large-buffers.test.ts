@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Large images go through buffers of their own mapping, advised for huge pages (native/huge_pages.h):
 // the refinement's copy of the image and the upscaled matte (at least 4 MB) and the PNG encoder's
 // output (reserved at 32 MB and more, where glibc maps it apart). A real photograph (lenna.png)

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The library's matte cache (lib/matte-cache.ts) with a cache of its own (a Map), through the real
 // addon and u2netp: the second job on the same image is served the matte (a hit) and gives the
 // same pixels as computing it; what the key holds decides what is shared (the model's entry

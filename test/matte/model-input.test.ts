@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A removeBackground that is the job's first step on a large JPEG (or WebP) reads the model's input
 // from a second, smaller decode (the decoder's own shrink) while the full image is decoded beside
 // the model (native/matte/model_input.h, native/steps/remove_background.cc). The colours of the

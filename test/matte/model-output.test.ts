@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The model's output to the matte (native/matte/model.cc, to_matte), read where ONNX Runtime left
 // it: minmax rescaling with its ties rounded half away from zero (std::lround), a NaN counted as
 // background, a constant output, and the input tensor written straight into the session's arena

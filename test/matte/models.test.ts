@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The model registry and loading: every way a model can be wrong gives a typed `model_error`,
 // never a crash; the float16 input/output path and the normalisation constants are checked exactly
 // on tiny models written by the test (test/helpers/onnx.ts).

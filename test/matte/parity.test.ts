@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Parity: the matte the addon makes with `refine: false` (the alpha of removeBackground's output on
 // lenna.png; refinement and cleanup are measured by bench/quality instead) against
 // a reference computed without the addon, in a child process (test/helpers/reference-matte.ts:

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The cleanup (native/matte/refine.cc clean_matte: values <= 24 become 0, >= 231 become 255) is the
 // refinement's last step and passes over runs of 0 and 255 a word at a time; what a user gets must
 // be the per-pixel rule: no value left within the snapped ranges, partial values kept between them.

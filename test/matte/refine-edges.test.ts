@@ -1,3 +1,4 @@
+// run-tests: parallel
 // What the refinement does to edges, scored as bench/quality scores (its metrics.ts) on a synthetic
 // composite with an exact ground truth: an anti-aliased subject (true partial alpha at its edge)
 // composed over a smooth photographic-like background with I = aF + (1 - a)B, at a size where the

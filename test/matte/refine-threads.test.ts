@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The refinement's full-resolution passes run in bands of rows on the job's threads
 // (native/matte/refine_bands.h): the matte must be byte-identical whatever the thread count. A
 // real photograph (lenna.png) enlarged (and cropped) to a size whose height is not a multiple of the band, so

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Refinement and cleanup (docs/api.md, "Capacity and shutdown", background removal), on real images through the real addon and
 // u2netp: the refined matte's edge follows the image's edge at full resolution, the background has
 // no haze, trim crops to the visible subject; refine: false is the model alone; tta runs the model

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The second pass on a small subject (native/matte/second_pass.h): with refine on, a subject that
 // covers a small part of the frame gets a second inference on a crop around it; a subject that
 // fills the frame, and refine: false, get the one inference of the whole frame.

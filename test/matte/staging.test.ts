@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The staged cut-out around removeBackground (docs/api.md, "Extensions: staged cut-outs"), through
 // the real addon and u2netp: the region of interest, the hard matte, the foreground box followed
 // through later steps, the matte cache serving every staging of one matte, and removeBackground()'s

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // matte never phones home: the official ONNX Runtime (1.29+) it links carries Microsoft's 1DS
 // telemetry on Linux, which writes a device id and an event queue under ~/.cache/Microsoft, a
 // `.ses` and a `mat-debug-<pid>.log` in the temporary directory, and uploads the events. A real

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The fp16 -> fp32 model rewrite (models/convert-fp32.ts): exact widening of every fp16 value, the
 // graph's casts and types rewritten, the result loads in the addon and gives the fp16 model's
 // matte on a real image within rounding, and what it cannot convert is refused before anything

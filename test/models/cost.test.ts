@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Cost classes (lib/model-cost.ts): every registry entry has one, the 1024x1024 transformers are
 // `huge`, and a job that runs a model gets the budget times its class's scale (0, no limit, stays 0).
 import { test } from 'uvu';

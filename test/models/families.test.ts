@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Each model family of the registry (rembg's u2net, isnet, birefnet sessions) run through the real
 // addon on a graph of the family's input and output shapes (test/helpers/onnx-families.ts) whose
 // first output is the normalised red plane: the alpha of every pixel must be rembg's recipe

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The fetcher's conversion of IS-Net to fp32 (models/fetch.ts, models/derive.ts), without a
 // download: from the verified fp16 original that the fetch keeps beside the model (CI fetches
 // isnet first; skipped when it is not there). A stored original is converted in place and kept,

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Fetching over HTTP(S) from a loopback server standing in for the publisher or a mirror
 // (MATTE_MODELS_MIRROR): u2netp's bytes under rembg's file name through a redirect chain; a
 // truncated file and a wrong checksum (nothing left behind); a transfer cut in the middle that

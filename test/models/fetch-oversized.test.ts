@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A model source that sends more than the file may have (the review's attack: a mirror streaming
 // 48 MiB with no Content-Length for u2netp, published size 4,574,861): every source stops at the
 // published size (or the cap where none is published) and leaves nothing behind. A loopback HTTP

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The access log never holds a capability or an input URL: result paths are logged with a short
 // prefix of the id only, signed paths with a short prefix of the signature and the extension
 // (their options segment is the base64url of the input URL and the options).

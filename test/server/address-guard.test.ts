@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The URL guard's address classifier as a pure function over every range docs/api.md,
 // "Input", forbids. No packet is sent anywhere: these are strings.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The wrong-key count on its own clock (server/auth-failures.ts): the minute, Retry-After, and the
 // table's bounds, which a test through the server could only reach by waiting or by 10,000 addresses.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // X-Api-Key on both image endpoints: checked before the body is read, in constant time, keys from
 // MATTE_API_KEYS / MATTE_API_KEYS_FILE or generated.
 import { test } from 'uvu';

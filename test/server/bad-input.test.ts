@@ -1,3 +1,4 @@
+// run-tests: parallel
 // User-caused errors through the real server are clear 4xx answers, never 500: overflowing resize
 // geometry, malformed colours, tone factors beyond the addon's bound, wide sample layouts, limit
 // variables beyond the addon's bounds, and (property) any random operation list.

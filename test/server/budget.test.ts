@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The job budget through the server as a process (node dist/server/main.js) on loopback, with the
 // real addon (issue 9): a job past MATTE_JOB_TIMEOUT_SECONDS is answered 422 job_timeout and its
 // slot freed; a client that disconnects mid-job frees the slot; SIGTERM with a job that would run

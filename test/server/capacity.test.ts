@@ -1,3 +1,4 @@
+// run-tests: alone (/healthz must answer within 500 ms during its image work)
 // Capacity (docs/api.md, "Capacity and shutdown"): with MATTE_CONCURRENCY=1 and MATTE_QUEUE_LIMIT=1, a burst
 // of slow jobs larger than the queue gets 503 overloaded with Retry-After; the event loop stays
 // free meanwhile; the server recovers. Also the JobLimiter itself.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A client that goes away while its input URL is fetched (or the model loads) gets no job: the
 // request is dropped before it queues, so nothing runs and nothing is stored for nobody.
 import { test } from 'uvu';

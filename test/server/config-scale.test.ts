@@ -1,3 +1,4 @@
+// run-tests: parallel
 // server/config-scale.ts: the store, S3, quota, metrics key and CORS settings, and the errors
 // naming the variable.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // server/config.ts: defaults, validation with messages naming the variable, and the README table.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Refusals that may leave a request body unread (401, 413, 503) close the connection: the response
 // says `Connection: close` and the server closes the socket after it, instead of keeping it alive
 // for a client that may still be half-way through an upload.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // MATTE_CORS_ORIGINS: no CORS headers by default; for an allowed origin a preflight is answered
 // without the API key, X-Api-Key may be sent, X-Image-Width/Height and X-Request-Id can be read,
 // and errors carry the headers too (a browser can read a 401); `*` allows any origin.

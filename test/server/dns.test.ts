@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The URL fetcher's DNS lookup runs under the fetch deadline and off libuv's thread pool, and URL
 // fetches are bounded: with a resolver that never answers (a UDP socket on loopback that swallows
 // every query), fetches fail with 422 in time, the excess is refused with 503, and jobs and

@@ -1,3 +1,4 @@
+// run-tests: alone (each budget is set from a duration it measured)
 // The job budget holds through the GIF and animated WebP encodes, through the server as a process
 // on loopback with the real addon (issue 23). libvips 8.14's gifsave hands a whole frame to
 // libimagequant and cgif, and its webpsave each frame to WebPAnimEncoder, with no progress hook: a

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // URL input: fetched from a local HTTP server on loopback with the guard off; with the guard on,
 // every loopback spelling and a redirect to loopback are refused. No request ever leaves loopback:
 // the refused URLs are loopback ones, and the guard refuses them before connecting.

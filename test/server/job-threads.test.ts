@@ -1,3 +1,4 @@
+// run-tests: parallel
 // MATTE_JOB_THREADS (docs/api.md, "Capacity and shutdown"; docs/configuration.md): a cap on one job's
 // threads, for hosts that keep cores for other work. With 1 every job gets one thread whatever
 // else runs: libvips' workers and ONNX Runtime's shared pool (sized before the first model loads,

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A successful image response keeps its connection: `Connection: close` is for refusals that may
 // leave a body unread and for the shutdown (connection-close.test.ts), never for a 200, so a
 // client (a proxy, autocannon, a browser) sends its next request on the same socket. A raw result

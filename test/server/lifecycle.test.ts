@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The server as a process (node dist/server/main.js): results survive a restart, leftover
 // temporary files (of a writer that died) are cleaned at start, SIGTERM lets an in-flight request finish, a generated
 // key is printed once, and a bad setting stops the start with a clear message.

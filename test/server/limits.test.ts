@@ -1,3 +1,4 @@
+// run-tests: alone (another request must be served within 900 ms while a client stalls)
 // Upload limits, malformed multipart bodies and slow clients: each gets a clear JSON error and
 // the server stays healthy.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The matte cache on the S3 store (server/store/s3-entries.ts) against a real S3-protocol server
 // (s3rver on loopback), through the real server and u2netp: the entry is a marked object under
 // <prefix>matte-cache/, shared by every process on the bucket; a second request for the same image

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The server's matte cache on the disk store (server/matte-cache.ts, server/store/disk-entries.ts),
 // through the real server on loopback and u2netp: the second request for the same upload with
 // another output is a hit (counted in /metrics) with the pixels a computed matte gives; a corrupt

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // GET /metrics (prom-client), scraped after real requests: request counts by route and status,
 // durations, jobs, 503s, job and model durations, stored results and bytes, URL fetches by
 // outcome, event-loop lag and process metrics; and MATTE_METRICS_KEY. Labels are route patterns

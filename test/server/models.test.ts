@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Models per request over real HTTP: MATTE_MODELS loads several (a custom one from
 // MATTE_MODELS_FILE beside u2netp), /readyz lists them, the `model` field picks one, any other name
 // is 400 invalid_field; `refine` in both endpoints; trim crops to the visible subject.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // docs/deploy.md's nginx proxy_cache in front of the real server, on loopback: the first GET of a
 // signed URL goes through to matte (MISS), the second is served by nginx (HIT) without reaching
 // matte or the image's origin. Skips, with one line, where nginx is not installed (Debian: nginx).

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The edit route's `operations` memo (server/operations-memo.ts): the same steps as
 // parseOperationsJson for every text, a copy of its own for every call (the route fills in refine
 // and model), the same error for an invalid text every time, and a bounded number of texts kept.

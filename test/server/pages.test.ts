@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The people-facing pages over HTTP: public (no key), served from the package (the Swagger UI
 // bundle from node_modules), with a Content-Security-Policy; unknown assets are the usual 404.
 import { test } from 'uvu';

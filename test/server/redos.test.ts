@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Texts that make a parser backtrack, through the real server: the 65,000-digit rgb() background
 // that used to hold the event loop for seconds, a Range header of spaces, and (property) every
 // text field of both image endpoints fed adversarial texts up to its limit. Each is answered as

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The remove-background endpoint's `channels` and `trim_margin` through real HTTP on loopback: the
 // mask is a single-band PNG equal to the cut-out's alpha, a margin gives the exact size, and bad
 // values are 400 with their path.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // remove.bg's official Node client (npm remove.bg), unchanged, against matte: it calls
 // https://api.remove.bg, which the test gives it on loopback (a CONNECT proxy and a CA made for the
 // test, test/helpers/removebg-front.ts), and what it writes to disk is checked: file, URL and base64

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The remove.bg-compatible routes through real HTTP on loopback, every request and answer through
 // the validating front (test/helpers/removebg-front.ts): checked against remove.bg's own OpenAPI
 // document read from its package. The three bodies, every field's mapping and its errors with the

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Stored results: download with the exact bytes and headers, HEAD, Range, conditional requests,
 // expiry (a 2 s lifetime), and the disk store's atomic files and start-up clean-up.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Every route through real HTTP on loopback: health, readiness, OpenAPI, 404/405, both image
 // endpoints in both output modes, and each validation error of docs/api.md, "Errors".
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The S3 store against what can go wrong around it: an endpoint that accepts connections and then
 // never answers (every call ends at MATTE_S3_TIMEOUT_SECONDS: 503 store_unavailable, /readyz 503
 // within one timeout, raw output unaffected), a foreign object under the prefix (never deleted by a sweep, however

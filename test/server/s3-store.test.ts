@@ -1,3 +1,4 @@
+// run-tests: parallel
 // MATTE_RESULTS_STORE=s3 against a real S3-protocol server (s3rver on loopback): two matte
 // processes sharing one bucket and prefix, the download headers of section 8 through matte,
 // expiry (404 before deletion, then swept), presigned URLs, a store that refuses the credentials

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The defaults an operator gets without reading the docs, each tried as an attacker would: the
 // generated key never in the JSON log; /metrics not on the public port without a key; result ids
 // kept out of the access log whatever spelling of the path is sent (and such spellings not

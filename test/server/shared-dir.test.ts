@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Several server processes on one MATTE_RESULTS_DIR (docs/api.md, "Stored results"): the directory is
 // the truth. Three real processes: results put by one are downloaded from the others at once;
 // sweeps (the processes' own and three more run here at once) race downloads without losing an

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Signed GET URLs through the real server on loopback: the input URL is served by a loopback
 // origin (MATTE_ALLOW_PRIVATE_URLS=1), the URLs are made by the library's signUrl(). What a CDN
 // sees is asserted: status, Content-Type, Cache-Control, ETag, 304s, the pixels; and that a URL

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Sockets and bytes with deadlines, through the real server: a redirect hop whose body never ends
 // is closed once the image is fetched; URL inputs on another port than 80 and 443 are refused
 // before any address is looked at, and a failed fetch tells the client no errno or status; a

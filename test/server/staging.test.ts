@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The staged cut-outs through real HTTP on loopback (docs/api.md, "Extensions: staged cut-outs"):
 // background_image as a file or a URL (through the same fetcher and guard as input), the
 // remove-background endpoint's staging fields, format auto, and every bad value a 400 (or the

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // SIGTERM while the server is still starting (listening, the model still loading) finishes the
 // requests already being served instead of killing them. The model load is held open by a FIFO in
 // place of the model file: the start cannot finish until the test writes to it, which it never does.

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The review's attack on the disk quotas: tiny results (and tiny cached mattes) counted by their
 // length let a key holder store 100 times the bound in whole blocks, and inodes without end. Through
 // the real server on loopback: MATTE_RESULTS_MAX_BYTES counts whole blocks of the file system,

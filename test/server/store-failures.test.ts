@@ -1,3 +1,4 @@
+// run-tests: parallel
 // When the result store cannot write (docs/api.md, "Stored results"):
 // a full file system answers 507 insufficient_storage, a read-only one 503 store_unavailable, never
 // 500, no partial file is left, and /readyz is 503 while it lasts. Tested on a real 1 MiB tmpfs

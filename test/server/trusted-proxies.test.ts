@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Behind proxies (MATTE_TRUSTED_PROXIES): the client's address is read from X-Forwarded-For or
 // Forwarded only when the peer is trusted, and it is what the wrong-key throttle counts and the
 // access log writes; a right key is never refused 429 for another client's wrong keys. Clients are

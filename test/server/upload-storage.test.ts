@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The upload's storage (server/input/upload-storage.ts): a file that arrived in one chunk is kept as that
 // chunk, one in several chunks is joined; either way the job gets exactly the uploaded bytes. The
 // HTTP tests send the same upload in one write and in many small writes, over real sockets.
