@@ -1,3 +1,4 @@
+// run-tests: parallel
 // A batch's names as an attacker (or an unlucky bucket) makes them (issue 41, findings 5 to 7),
 // with the real command in real processes, local folders and a real S3-protocol server (s3rver
 // on loopback): a legal but long name fails only its own input (exit 1), never the batch (exit

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // matte's own Lanczos3 downscale of 8-bit RGB (native/resample/reduce.h) against libvips' vips_resize,
 // which every downscale called before: the same sizes, and the same samples within one level of
 // libvips' 12-bit C path (VIPS_NOVECTOR=1; its default 6-bit ORC path for the vertical pass differs

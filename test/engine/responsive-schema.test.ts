@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The responsive-image extensions' schema (docs/api.md, "Extensions: responsive images"): resize's
 // gravity, enlarge, background and dpr, and sharpen, gamma, extend and crop, with the `path` a
 // user sees. Pure validation: no image is touched.

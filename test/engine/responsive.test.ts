@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Responsive images through the real addon (docs/api.md, "Extensions: responsive images"): the
 // window a gravity keeps, the subject's window from a model's matte (a tiny channel-mean model:
 // what is bright is the subject) and its matte cache, pad's box, fill, dpr, sharpen, gamma, extend

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Reading the URLs of the foreign dialects (server/foreign/): what the builders users run emit
 // (@imgproxy/imgproxy-node 1.1.0, Nuxt Image 2.1.0's imgproxy, cloudflare and ipx providers) is
 // read into matte's operations in each dialect's own order; imgproxy's signatures are checked as

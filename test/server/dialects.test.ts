@@ -1,3 +1,4 @@
+// run-tests: parallel
 // imgproxy's, Cloudflare's and IPX's image URLs through the real server on loopback, made by the
 // builders users run (@imgproxy/imgproxy-node 1.1.0, Nuxt Image 2.1.0's imgproxy, cloudflare and
 // ipx providers), against a counting loopback origin (test/helpers/origin.ts). For a grid of

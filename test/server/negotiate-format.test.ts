@@ -1,3 +1,4 @@
+// run-tests: parallel
 // server/negotiate-format.ts and MATTE_AUTO_FORMATS: every Accept header the browsers send for an
 // image today, and curl's, mapped to the format `auto` becomes on the GET routes. The same headers
 // go through the real server in test/server/responsive.test.ts.

@@ -1,3 +1,4 @@
+// run-tests: alone (it times the zip answer against the job budget)
 // The remove.bg route's answers and its job budget under attack (issue 41, findings 3 and 4),
 // through real HTTP on loopback:
 // - clients that never read their answers: a JSON answer (Accept: application/json, the image in

@@ -1,3 +1,4 @@
+// run-tests: alone (it measures /healthz latency and the peak memory of the server under attack)
 // Hostile bodies on the remove.bg routes (issue 41, findings 1 and 2), against the server as a
 // process (node dist/server/main.js) at the default limits, each named after its attack and
 // measured as the attacker would: the server's peak memory (VmHWM since a mark), the longest

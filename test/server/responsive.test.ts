@@ -1,3 +1,4 @@
+// run-tests: parallel
 // Responsive images through the real server on loopback (docs/api.md, "Extensions: responsive
 // images"): a signed `.auto` URL answers each browser's Accept header (and curl's) with its
 // format, `Vary: Accept` and an ETag per format; MATTE_AUTO_FORMATS narrows the choice; an

@@ -1,3 +1,4 @@
+// run-tests: alone (it compares the server CPU of a cache hit with a miss)
 // The result cache of GET image URLs (server/result-cache.ts, server/cached-image.ts) through the
 // real server on loopback, with an origin that counts what it is asked (test/helpers/origin.ts):
 // a repeat is answered from the store with no job, and with no fetch of the source's body when

@@ -1,3 +1,4 @@
+// run-tests: parallel
 // The streaming readers of remove.bg's JSON and url-encoded bodies (server/input/text-body.ts) and
 // the base64 decoder (server/input/base64-stream.ts) read what the whole-body parsers they
 // replaced read: random bodies, sent over real HTTP in random pieces (a name, a value, an escape
