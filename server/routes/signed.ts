@@ -50,25 +50,31 @@ function decodeOptions(encoded: string, extension: string): ParsedSignedOptions 
   return parseSignedOptions(value, extension);
 }
 
+/**
+ * The model a job names (or the default), checked before the source is fetched or the result cache
+ * read: a model this server does not have is a 400 that costs no fetch, and a cached answer made by
+ * a model since removed is not served.
+ */
+async function jobModel(services: Services, options: ParsedSignedOptions): Promise<string | undefined> {
+  if (options.kind === 'edit') return (await resolveMatting(options.steps, services, options.refine, options.model))?.model;
+  return services.model.check(options.model);
+}
+
 /** `negotiable`: with `.auto`, the formats the request takes (the edit's `auto` is then PNG or JPEG by alpha). */
-async function run(ctx: Context, services: Services, options: ParsedSignedOptions, negotiable: NegotiatedFormat[], input: Buffer): Promise<Result> {
+async function run(ctx: Context, services: Services, options: ParsedSignedOptions, negotiable: NegotiatedFormat[], model: string | undefined, input: Buffer): Promise<Result> {
   const { limits } = services;
+  if (model) {
+    ctx.state.model = model;
+    await services.model.ensure();
+  }
   if (options.kind === 'edit') {
-    const { steps, quality, anim, refine, model } = options;
-    const matting = await resolveMatting(steps, services, refine, model);
+    const { steps, quality, anim } = options;
     let format = options.format;
     if (format === SIGNED_AUTO) format = anim !== false && mayAnimate(input) ? animatedFormat(negotiable) : (negotiable[0] ?? SIGNED_AUTO);
-    if (matting) {
-      ctx.state.model = matting.model;
-      await services.model.ensure();
-    }
     return runJob(ctx, services, (control) => editSteps(input, steps, { format, quality, anim, limits, matteCache: services.matteCache, handOver: true, ...control }));
   }
   const { trim, trim_margin: trimMargin, channels, refine } = options;
   const format = options.format === SIGNED_AUTO && negotiable.includes('webp') ? 'webp' : options.format;
-  const model = await services.model.check(options.model);
-  ctx.state.model = model;
-  await services.model.ensure();
   return runJob(ctx, services, (control) => removeBackground(input, { format, trim, trimMargin, channels, refine, model, limits, matteCache: services.matteCache, handOver: true, ...control }));
 }
 
@@ -111,9 +117,10 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
       // The answer from the result cache when the input is as it was (server/cached-image.ts); with
       // `.auto` the formats the request takes are part of what decides the bytes.
       const source = parseInputUrl(options.input);
+      const model = await jobModel(services, options);
       const known = await knownSource(services, source);
       const variant = `${path}\n${negotiable.join(',')}`;
-      ({ image: result } = await cachedImage(services, { source, variant, render: (input) => run(ctx, services, options, negotiable, input) }, known));
+      ({ image: result } = await cachedImage(services, { source, variant, render: (input) => run(ctx, services, options, negotiable, model, input) }, known));
     } catch (err) {
       services.metrics.signedRequest('error');
       throw err;

@@ -180,6 +180,20 @@ test('signed but invalid options: 400 with the path; a format remove-background 
   assert.is(r.json().error.path, 'input');
 });
 
+test('a model the server does not have: 400 before the source is fetched, for a removal, a matting edit and subject gravity', async () => {
+  const before = hits;
+  for (const options of [
+    { input: `${base}/subject.png`, model: 'no-such-model' },
+    { input: `${base}/subject.png`, operations: [{ removeBackground: { model: 'no-such-model' } }] },
+    { input: `${base}/subject.png`, model: 'no-such-model', operations: [{ resize: { width: 32, height: 32, fit: 'cover', gravity: 'subject' } }] },
+  ]) {
+    const r = await get(server.url, sign(JSON.stringify(options), 'png'));
+    assert.is(r.status, 400, JSON.stringify(options));
+    assert.match(r.json().error.path, /model/);
+  }
+  assert.is(hits, before, 'no fetch for an unknown model');
+});
+
 test('signUrl refuses what the server would refuse', () => {
   assert.throws(() => signUrl({ input: `${base}/p.png`, operations: [{ blur: 999 } as never] }, { key: KEY }), /blur/);
   assert.throws(() => signUrl({ input: `${base}/p.png` }, { key: 'short' }), /at least 32/);
