@@ -63,22 +63,35 @@ export interface Streamed {
   answeredMs: number;
 }
 
+/** How long a held body waits for the answer before the rest is sent. */
+const HOLD_MS = 10_000;
+
 /**
  * POSTs a body of `total` bytes made by `chunk(offset)` (pieces of any size), written as fast as
  * the server reads it and stopped once the answer arrives. `declare`: send Content-Length (else
- * chunked).
+ * chunked). `holdAfter`: stop after that many bytes and wait for the answer (HOLD_MS at most, then
+ * go on): a server that refuses a body as it meets the fault answers while the rest is unsent,
+ * one that reads it whole waits. Bytes sent at full speed say less: once answered the server
+ * drains the rest, and loopback's buffers hold many megabytes a client can fill before it reads.
  */
-export function streamBody(url: string, headers: Record<string, string>, total: number, chunk: (offset: number) => Buffer, options: { declare?: boolean } = {}): Promise<Streamed> {
+export function streamBody(url: string, headers: Record<string, string>, total: number, chunk: (offset: number) => Buffer, options: { declare?: boolean; holdAfter?: number } = {}): Promise<Streamed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let sent = 0;
     let answered = false;
     let bytesBeforeAnswer = 0;
     const req = http.request(url, { method: 'POST', headers: { ...headers, ...(options.declare === false ? {} : { 'Content-Length': String(total) }) } });
+    let held = false;
     const pump = () => {
       while (!answered && sent < total) {
+        if (!held && options.holdAfter !== undefined && sent >= options.holdAfter) {
+          held = true;
+          setTimeout(pump, HOLD_MS).unref();
+          return;
+        }
         let piece = chunk(sent);
-        if (piece.length > total - sent) piece = piece.subarray(0, total - sent);
+        const upTo = !held && options.holdAfter !== undefined ? Math.min(total, options.holdAfter) : total;
+        if (piece.length > upTo - sent) piece = piece.subarray(0, upTo - sent);
         sent += piece.length;
         if (!req.write(piece)) {
           req.once('drain', pump);
