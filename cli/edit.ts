@@ -88,7 +88,7 @@ export function editCommand(program: Command): void {
 Operations (applied in order): resize {width?,height?,fit?}, rotate 90|180|270, flip h|v|hv,
 blur 0..250, brightness|contrast|saturation >= 0, background "<css colour>", removeBackground true, trim true.
 Extensions for responsive images: resize's fit pad|fill, gravity (north..northwest, subject, attention,
-{"x":0..1,"y":0..1}), enlarge, dpr 1..4 and background (pad); sharpen 0..10, gamma 0.1..10,
+{"x":0..1,"y":0..1}), enlarge, keepBoxAspect, dpr 1..4 and background (pad); sharpen 0..10, gamma 0.1..10,
 extend {top,right,bottom,left,background}, crop {top,right,bottom,left}.
 
 Examples:

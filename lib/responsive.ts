@@ -1,6 +1,6 @@
 // What responsive images need (docs/api.md, "Extensions: responsive images"): resize's gravity,
-// enlarge, pad background and device-pixel ratio, and the operations sharpen, gamma, extend and
-// crop, as value schemas and as the steps the addon reads. lib/schema.ts lists them beside the
+// enlarge, keepBoxAspect, pad background and device-pixel ratio, and the operations sharpen, gamma,
+// extend and crop, as value schemas and as the steps the addon reads. lib/schema.ts lists them beside the
 // specification's ten operations; the bounds are the addon's (native/bounds.h).
 import { z } from 'zod';
 import { colourSchema, parseColor, type Rgba } from './color.js';
@@ -67,6 +67,7 @@ export const gravitySchema = z.union(
 export const resizeExtensionFields = {
   gravity: gravitySchema.optional(),
   enlarge: z.boolean({ error: 'must be true or false' }).optional(),
+  keepBoxAspect: z.boolean({ error: 'must be true or false' }).optional(),
   background: colourSchema().optional(),
   dpr: ranged(MIN_DPR, MAX_DPR).optional(),
 };
@@ -78,6 +79,8 @@ export interface ResizeExtension {
   focus?: [number, number];
   /** Given only where it differs from the fit's default (ENLARGING_FITS). */
   enlarge?: boolean;
+  /** Without enlarging, a box larger than the image is first shrunk into it keeping its aspect (cover, crop, fill). */
+  keepBoxAspect?: boolean;
   /** pad's background (default transparent). */
   rgba?: Rgba;
   dpr?: number;
@@ -85,16 +88,28 @@ export interface ResizeExtension {
   model?: string;
 }
 
+/** The fits keepBoxAspect applies to: those whose result is the box (or a window of it). */
+export const BOX_ASPECT_FITS = ['cover', 'crop', 'fill'] as const;
+
+/** Whether a resize of this fit may enlarge: `enlarge` as given, else the fit's default. */
+const enlarges = (fit: string, enlarge: boolean | undefined) => enlarge ?? (ENLARGING_FITS as readonly string[]).includes(fit);
+
 /** The rules between resize's fields, as [path, message] of the first broken one. */
-export function resizeFieldsProblem(r: { width?: number; height?: number; fit?: string; gravity?: Gravity; background?: string }): [string, string] | undefined {
+export function resizeFieldsProblem(r: { width?: number; height?: number; fit?: string; gravity?: Gravity; enlarge?: boolean; keepBoxAspect?: boolean; background?: string }): [string, string] | undefined {
   if (r.fit === 'pad' && (r.width === undefined || r.height === undefined)) return ['fit', 'pad needs both width and height (the box the image is placed in)'];
   if (r.fit === 'pad' && (r.gravity === 'subject' || r.gravity === 'attention')) return ['gravity', `${r.gravity} chooses a window of the image; with fit pad, gravity places the image in its box: a compass point or {"x", "y"}`];
+  if (r.keepBoxAspect) {
+    const fit = r.fit ?? 'contain';
+    if (!(BOX_ASPECT_FITS as readonly string[]).includes(fit)) return ['keepBoxAspect', `applies to the fits ${BOX_ASPECT_FITS.join(', ')} (the box's aspect is the result's), not ${fit}`];
+    if (r.width === undefined || r.height === undefined) return ['keepBoxAspect', 'needs both width and height (the box whose aspect is kept)'];
+    if (enlarges(fit, r.enlarge)) return ['keepBoxAspect', `applies only without enlarging: give enlarge: false${fit === 'crop' ? '' : ` (${fit} enlarges by default)`}`];
+  }
   if (r.background !== undefined && r.fit !== 'pad') return ['background', 'is the colour of the box of fit pad (give fit: "pad", or use the background operation)'];
   return undefined;
 }
 
 /** resize's extension fields as its step holds them (defaults left out, so a plain resize's step is as before). */
-export function resizeExtensionStep(r: { fit: string; gravity?: Gravity; enlarge?: boolean; background?: string; dpr?: number }): ResizeExtension {
+export function resizeExtensionStep(r: { fit: string; gravity?: Gravity; enlarge?: boolean; keepBoxAspect?: boolean; background?: string; dpr?: number }): ResizeExtension {
   const out: ResizeExtension = {};
   // Gravity means something only where a window is kept or the image is placed in a box.
   const placed = (WINDOW_FITS as readonly string[]).includes(r.fit) || r.fit === 'pad';
@@ -105,6 +120,7 @@ export function resizeExtensionStep(r: { fit: string; gravity?: Gravity; enlarge
   }
   const enlarging = (ENLARGING_FITS as readonly string[]).includes(r.fit);
   if (r.enlarge !== undefined && r.enlarge !== enlarging) out.enlarge = r.enlarge;
+  if (r.keepBoxAspect) out.keepBoxAspect = true;
   if (r.fit === 'pad' && r.background !== undefined) out.rgba = parseColor(r.background)!;
   if (r.dpr !== undefined && r.dpr !== 1) out.dpr = r.dpr;
   return out;

@@ -104,7 +104,7 @@ export const operationValueSchemas = {
         width: side().optional(),
         height: side().optional(),
         fit: z.enum(FIT_MODES, { error: `must be one of ${FIT_MODES.join(', ')}` }).optional(),
-        // Extensions (lib/responsive.ts): gravity, enlarge, background (pad's box), dpr.
+        // Extensions (lib/responsive.ts): gravity, enlarge, keepBoxAspect, background (pad's box), dpr.
         ...resizeExtensionFields,
       },
       { error: 'must be an object with width and/or height' },

@@ -71,12 +71,14 @@ struct Step {
   Fit fit = Fit::Contain;
   // resize's extensions: the gravity (focus: x and y as fractions of the image, or pad's place as
   // fractions of its free space); enlarge when given (else the fit's default: enlarges()); the
-  // device-pixel ratio; pad's box colour is rgba
+  // device-pixel ratio; keep_box_aspect: without enlarging, a box larger than the image is first
+  // shrunk into it keeping its aspect (cover, crop, fill); pad's box colour is rgba
   Gravity gravity = Gravity::Centre;
   double focus_x = 0.5;
   double focus_y = 0.5;
   bool enlarge_given = false;
   bool enlarge = false;
+  bool keep_box_aspect = false;
   double dpr = 1;
   // rotate: 90, 180 or 270 clockwise
   int angle = 0;

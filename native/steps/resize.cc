@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 using vips::VImage;
 
@@ -35,6 +36,15 @@ static double dpr_of(const Step &step, double s) {
 // The size asked for, dpr applied (0: not given).
 static int64_t asked(int side, double dpr) { return side ? std::max<int64_t>(1, std::llround(side * dpr)) : 0; }
 
+// keepBoxAspect's box: a box larger than the image on either side shrunk by one factor until it
+// fits inside, each side rounded (at least 1), so its aspect is the asked one (imgproxy's
+// fill-down, IPX's s_ without enlarge). Otherwise the box as asked.
+static std::pair<int64_t, int64_t> box_within(int width, int height, int64_t box_width, int64_t box_height) {
+  if (box_width <= width && box_height <= height) return {box_width, box_height};
+  const double k = std::min(double(width) / box_width, double(height) / box_height);
+  return {scaled(box_width, k), scaled(box_height, k)};
+}
+
 // The scale and size before the window: contain (scale-down, pad: the image inside the box), cover
 // (crop: the image around it), fill (each side on its own).
 static ResizeGeometry scaled_geometry(int width, int height, const Step &step) {
@@ -54,6 +64,13 @@ static ResizeGeometry scaled_geometry(int width, int height, const Step &step) {
     int64_t w = step.width ? step_width : scaled(width, s);
     int64_t h = step.height ? step_height : scaled(height, s);
     return {w, h, w, h};
+  }
+
+  if (step.keep_box_aspect && !enlarge) {
+    // The box then lies inside the image: cover and crop keep a window of the image as it is (one
+    // side of the box is the image's), fill scales the image to the box.
+    const auto [w, h] = box_within(width, height, step_width, step_height);
+    if (w != step_width || h != step_height) return step.fit == Fit::Fill ? ResizeGeometry{w, h, w, h} : ResizeGeometry{width, height, w, h};
   }
 
   switch (step.fit) {
@@ -249,6 +266,10 @@ void read_resize(const PlanFields &fields, Step &step) {
     throw Error("internal", "plan: pad places the image by a compass or focal point");
   step.enlarge_given = fields.has("enlarge");
   step.enlarge = fields.flag("enlarge", false);
+  step.keep_box_aspect = fields.flag("keepBoxAspect", false);
+  if (step.keep_box_aspect && (!step.width || !step.height || enlarges(step) ||
+                               (step.fit != Fit::Cover && step.fit != Fit::Crop && step.fit != Fit::Fill)))
+    throw Error("internal", "plan: keepBoxAspect needs cover, crop or fill, both sides and no enlarging");
   step.dpr = fields.number("dpr", kMinDpr, kMaxDpr, 1);
   if (fields.has("rgba")) {
     std::vector<double> rgba = fields.numbers("rgba", 4);

@@ -84,7 +84,7 @@ function operationsJsonSchema(): Json {
           description:
             `width and/or height (1..${MAX_RESIZE_SIDE}); fit (${FIT_MODES.join(', ')}) defaults to contain. Extensions: pad (contain, then the box width x height, needs both, in background, default transparent), ` +
             `fill (exactly width x height, aspect ignored); gravity (${GRAVITIES.join(', ')}, or a focal point {x, y} as fractions 0..1) chooses the window cover and crop keep, or places pad's image (a compass or focal point); ` +
-            `enlarge (default true for contain, cover, pad, fill; false for scale-down, crop); dpr ${MIN_DPR}..${MAX_DPR} multiplies width and height, capped by the source unless enlarge`,
+            `enlarge (default true for contain, cover, pad, fill; false for scale-down, crop); keepBoxAspect (cover, crop, fill without enlarging, both sides: a box larger than the image first shrinks into it keeping its aspect); dpr ${MIN_DPR}..${MAX_DPR} multiplies width and height, capped by the source unless enlarge`,
         });
       }
     },

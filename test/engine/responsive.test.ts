@@ -229,6 +229,71 @@ test('dpr multiplies the size asked, capped by the source unless enlarge', async
   assert.equal([error.code, error.path], ['invalid_operations', 'operations[0].resize'], 'past 10000 pixels a side');
 });
 
+test('keepBoxAspect: a box larger than the image is shrunk into it keeping its aspect, then covered', async () => {
+  const size = async (image: Buffer, resize: object) => {
+    const r = await edit(image, [{ resize } as Operation], { format: 'png' });
+    return [r.width, r.height];
+  };
+  const square = gradient(600, 600);
+  assert.equal(await size(square, { width: 1200, height: 800, fit: 'crop', keepBoxAspect: true }), [600, 400], 'k = 0.5');
+  assert.equal(await size(square, { width: 1200, height: 800, fit: 'cover', enlarge: false, keepBoxAspect: true }), [600, 400], 'cover without enlarging');
+  assert.equal(await size(square, { width: 1200, height: 800, fit: 'crop' }), [600, 600], 'without it: min(w, W) x min(h, H)');
+  const wide = gradient(1000, 600);
+  assert.equal(await size(wide, { width: 800, height: 800, fit: 'crop', keepBoxAspect: true }), [600, 600], 'larger on one side only: k = 0.75');
+  assert.equal(await size(wide, { width: 700, height: 1000, fit: 'crop', keepBoxAspect: true }), [420, 600], 'each side rounded');
+  // dpr is capped where the source ends, keeping the box's aspect: 300x200 x 4 is 600x400, inside already.
+  assert.equal(await size(square, { width: 300, height: 200, fit: 'crop', dpr: 4, keepBoxAspect: true }), [600, 400], 'the box after dpr');
+  // An image larger than the box: exactly plain cover, pixel for pixel.
+  const large = gradient(2000, 1600);
+  for (const fit of ['crop', 'cover'] as const) {
+    const box = { width: 400, height: 300, fit, enlarge: false };
+    const plain = await run(large, [{ resize: box }]);
+    const kept = await run(large, [{ resize: { ...box, keepBoxAspect: true } }]);
+    assert.equal([kept.width, kept.height], [400, 300]);
+    assert.ok(kept.data.equals(plain.data), `${fit}: the same pixels as without keepBoxAspect`);
+  }
+  // fill: the image scaled to the shrunk box, each side on its own (600x600 into 600x400).
+  const filled = await run(square, [{ resize: { width: 1200, height: 800, fit: 'fill', enlarge: false, keepBoxAspect: true } }]);
+  assert.equal([filled.width, filled.height], [600, 400]);
+  assert.ok(pixel(filled, 300, 0)[1] <= 3 && pixel(filled, 300, 399)[1] >= 252, 'the whole height squeezed in');
+});
+
+test('keepBoxAspect: gravity places the shrunk window', async () => {
+  // 600x600 into 1200x800: the window is 600x400 of the image as it is, placed vertically.
+  const image = dot(600, 600, 300, 360);
+  let out = await run(image, [{ resize: { width: 1200, height: 800, fit: 'crop', keepBoxAspect: true, gravity: { x: 0.5, y: 0.6 } } }]);
+  assert.equal([out.width, out.height], [600, 400]);
+  let c = darkCentre(out);
+  assert.ok(Math.abs(c.x - 300) <= 1 && Math.abs(c.y - 200) <= 1, `the focal point at the window's centre: ${JSON.stringify(c)}`);
+  out = await run(image, [{ resize: { width: 1200, height: 800, fit: 'crop', keepBoxAspect: true, gravity: 'north' } }]);
+  c = darkCentre(out);
+  assert.ok(Math.abs(c.y - 360) <= 1, `north keeps the top: ${JSON.stringify(c)}`);
+  out = await run(image, [{ resize: { width: 1200, height: 800, fit: 'crop', keepBoxAspect: true } }]);
+  c = darkCentre(out);
+  assert.ok(Math.abs(c.y - 260) <= 1, `the centre by default: ${JSON.stringify(c)}`);
+});
+
+test('keepBoxAspect is refused at its path where it cannot apply', async () => {
+  const image = gradient(100, 50);
+  const refused = async (resize: object, pattern: RegExp) => {
+    const { error } = await failure(edit(image, [{ resize } as Operation]));
+    assert.equal([error.code, error.path], ['invalid_operations', 'operations[0].resize.keepBoxAspect'], JSON.stringify(resize));
+    assert.match(error.message, pattern);
+  };
+  await refused({ width: 300, height: 300, fit: 'contain', enlarge: false, keepBoxAspect: true }, /cover, crop, fill/);
+  await refused({ width: 300, height: 300, keepBoxAspect: true }, /not contain/);
+  await refused({ width: 300, height: 300, fit: 'pad', enlarge: false, keepBoxAspect: true }, /not pad/);
+  await refused({ width: 300, height: 300, fit: 'scale-down', keepBoxAspect: true }, /not scale-down/);
+  await refused({ width: 300, fit: 'crop', keepBoxAspect: true }, /both width and height/);
+  await refused({ width: 300, height: 300, fit: 'cover', keepBoxAspect: true }, /enlarge: false \(cover enlarges by default\)/);
+  await refused({ width: 300, height: 300, fit: 'fill', keepBoxAspect: true }, /enlarge: false/);
+  await refused({ width: 300, height: 300, fit: 'crop', enlarge: true, keepBoxAspect: true }, /without enlarging/);
+  const { error } = await failure(edit(image, [{ resize: { width: 300, height: 300, fit: 'crop', keepBoxAspect: 'yes' } } as never]));
+  assert.equal([error.path, error.message], ['operations[0].resize.keepBoxAspect', 'operations[0].resize.keepBoxAspect must be true or false']);
+  // false is the default, accepted with any fit.
+  assert.is((await edit(image, [{ resize: { width: 30, keepBoxAspect: false } }], { format: 'png' })).width, 30);
+});
+
 // ---- sharpen, gamma, extend, crop -------------------------------------------------------------
 
 /** The mean squared difference between horizontal and vertical neighbours of the red band. */

@@ -67,13 +67,15 @@ function validOperation(rng: Rng, allowModel: boolean): Operation {
   }
 }
 
-/** A resize with the responsive-image fields: a fit that places a window or a box, gravity, enlarge, dpr. */
+/** A resize with the responsive-image fields: a fit that places a window or a box, gravity, enlarge, keepBoxAspect, dpr. */
 function responsiveResize(rng: Rng, allowModel: boolean): Operation {
   const fit = rng.pick(['cover', 'crop', 'pad', 'fill'] as const);
   const gravity = allowModel && fit !== 'pad' && rng.chance(0.2) ? 'subject' : rng.pick(GRAVITIES);
   const resize: Record<string, unknown> = { width: rng.pick(SIDES), height: rng.pick(SIDES), fit, gravity: fit === 'pad' && typeof gravity === 'string' && /subject|attention/.test(gravity) ? 'south' : gravity };
   if (rng.chance(0.3)) resize.enlarge = rng.chance(0.5);
   if (rng.chance(0.3)) resize.dpr = rng.pick([1, 1.5, 2, 4]);
+  const enlarges = resize.enlarge ?? fit !== 'crop';
+  if (fit !== 'pad' && !enlarges && rng.chance(0.5)) resize.keepBoxAspect = true;
   if (fit === 'pad' && rng.chance(0.5)) resize.background = rng.pick(COLOURS);
   return { resize } as Operation;
 }

@@ -156,6 +156,7 @@ test('bad operations are 400 with their path, before the input is fetched (POST 
     [{ resize: { width: 10, dpr: 5 } }, 'operations[0].resize.dpr'],
     [{ resize: { width: 10, height: 10, fit: 'cover', gravity: 'middle' } }, 'operations[0].resize.gravity'],
     [{ resize: { width: 10, fit: 'pad' } }, 'operations[0].resize.fit'],
+    [{ resize: { width: 10, height: 10, fit: 'cover', keepBoxAspect: true } }, 'operations[0].resize.keepBoxAspect'],
     [{ crop: {} }, 'operations[0].crop'],
     [{ sharpen: 11 }, 'operations[0].sharpen'],
   ];

@@ -32,6 +32,7 @@ export const OPERATIONS = {
       { name: 'gravity', label: 'gravity (cover, crop, pad)', type: 'select', options: ['', ...COMPASS, 'subject', 'attention', FOCAL] },
       { name: 'focus', label: 'x,y (0-1)', type: 'text', value: '' },
       { name: 'enlarge', label: 'enlarge', type: 'select', options: ['', 'true', 'false'] },
+      { name: 'keepBoxAspect', label: 'keep box aspect (no enlarge)', type: 'select', options: ['', 'true'] },
       { name: 'dpr', label: 'dpr (1-4)', type: 'number', step: '0.5', min: '1', max: '4', value: '' },
       { name: 'background', label: 'pad colour', type: 'text', value: '' },
     ],
@@ -45,6 +46,7 @@ export const OPERATIONS = {
         value.gravity = { x, y };
       } else if (f.gravity) value.gravity = f.gravity;
       if (f.enlarge) value.enlarge = f.enlarge === 'true';
+      if (f.keepBoxAspect) value.keepBoxAspect = true;
       if (f.dpr.trim() !== '') value.dpr = num(f.dpr);
       if (f.background.trim()) value.background = f.background.trim();
       return value;
@@ -59,6 +61,7 @@ export const OPERATIONS = {
         gravity: focal ? FOCAL : o.gravity === 'center' ? 'centre' : (o.gravity ?? ''),
         focus: focal ? `${o.gravity.x},${o.gravity.y}` : '',
         enlarge: text(o.enlarge),
+        keepBoxAspect: o.keepBoxAspect ? 'true' : '',
         dpr: text(o.dpr),
         background: text(o.background),
       };
