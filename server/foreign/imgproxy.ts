@@ -326,9 +326,9 @@ function resizeOf(o: ImgproxyOptions): DialectOperation | undefined {
   else if (type === 'fit' || !both) {
     resize = o.extend && both ? { fit: 'pad', enlarge: o.enlarge, ...(o.extendGravity === 'centre' ? {} : { gravity: o.extendGravity }), ...(o.background ? { background: o.background } : {}) } : { fit: o.enlarge ? 'contain' : 'scale-down' };
   } else if (o.enlarge || o.extend) resize = { fit: 'cover', ...window };
-  // fill and fill-down without enlarge: the window of the box, no larger than the image (fill-down's
-  // box keeping its aspect on a smaller image needs the image's size: docs/api.md says where it differs).
-  else resize = { fit: 'crop', ...window };
+  // fill without enlarge: the window of the box, no larger than the image; fill-down's box first
+  // shrinks into a smaller image keeping its aspect.
+  else resize = { fit: 'crop', ...window, ...(type === 'fill-down' ? { keepBoxAspect: true } : {}) };
   return { resize: { ...size, ...resize, ...dpr } };
 }
 

@@ -163,11 +163,13 @@ export function ipxOperations(modifiers: Map<string, string>): { operations: Dia
       const fit = fitText || 'cover';
       const gravity = position && position !== 'centre' ? { gravity: position } : {};
       const limit = enlarge ? {} : { enlarge: false };
-      // Without enlarge IPX first shrinks the box to the image keeping its aspect; matte's fits keep
-      // the box and stop at the image's size (they differ only on an image smaller than the box).
-      if (fit === 'cover' || fit === 'outside') operations.push({ resize: { ...size, fit: enlarge ? 'cover' : 'crop', ...gravity } });
+      // Without enlarge IPX first shrinks the box to the image keeping its aspect: keepBoxAspect for
+      // cover and fill; contain, inside and outside keep the box (docs/api.md says where they differ).
+      const boxAspect = enlarge ? {} : { keepBoxAspect: true };
+      if (fit === 'cover') operations.push({ resize: { ...size, fit: enlarge ? 'cover' : 'crop', ...gravity, ...boxAspect } });
+      else if (fit === 'outside') operations.push({ resize: { ...size, fit: enlarge ? 'cover' : 'crop', ...gravity } });
       else if (fit === 'contain') operations.push({ resize: { ...size, fit: 'pad', ...limit, ...(position === 'attention' ? {} : gravity), background: bg ?? SHARP_BACKGROUND } });
-      else if (fit === 'fill') operations.push({ resize: { ...size, fit: 'fill', ...limit } });
+      else if (fit === 'fill') operations.push({ resize: { ...size, fit: 'fill', ...limit, ...boxAspect } });
       else operations.push({ resize: { ...size, fit: enlarge ? 'contain' : 'scale-down' } });
     }
   }

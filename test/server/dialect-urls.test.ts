@@ -114,7 +114,7 @@ test("imgproxy: options in imgproxy's order whatever the URL's, later ones overr
   });
   const later = readImgproxyPath('/w:100/w:200/f:jpg/g:fp:0.25:0.75/rt:fill-down/h:50/plain/https://src.example/a b.jpg@webp', {});
   assert.is(later.source, 'https://src.example/a b.jpg');
-  assert.equal(imgproxyOperations(later.options).operations, [{ resize: { width: 200, height: 50, fit: 'crop', gravity: { x: 0.25, y: 0.75 } } }]);
+  assert.equal(imgproxyOperations(later.options).operations, [{ resize: { width: 200, height: 50, fit: 'crop', gravity: { x: 0.25, y: 0.75 }, keepBoxAspect: true } }]);
   assert.is(imgproxyOperations(later.options).format, 'webp', 'the extension wins over f');
   assert.equal(imgproxyOperations(readImgproxyPath('/aHR0cHM6Ly9zcmMuZXhhbXBsZS9hLmpwZw', {}).options), { operations: [], format: 'source', quality: undefined });
 });
@@ -194,12 +194,12 @@ test("IPX: Nuxt Image's ipx provider's URLs", async () => {
   };
   const cover = read({ width: 200, height: 100, fit: 'cover', format: 'webp', quality: 70, background: '#fff', position: 'top' });
   assert.is(cover.source, '/uploads/a b.jpg');
-  assert.equal(cover.operations, [{ resize: { width: 200, height: 100, fit: 'crop', gravity: 'north' } }]);
+  assert.equal(cover.operations, [{ resize: { width: 200, height: 100, fit: 'crop', gravity: 'north', keepBoxAspect: true } }]);
   assert.is(cover.format, 'webp');
   assert.is(cover.quality, 70);
   assert.equal(read({ width: 200 }, 'https://src.example/a.jpg').operations, [{ resize: { width: 200, fit: 'scale-down' } }]);
   assert.equal(read({ width: 200, height: 100, fit: 'contain', background: 'ff0000' }).operations, [{ resize: { width: 200, height: 100, fit: 'pad', enlarge: false, background: '#ff0000' } }]);
-  assert.equal(read({ width: 200, height: 100, fit: 'fill' }).operations, [{ resize: { width: 200, height: 100, fit: 'fill', enlarge: false } }]);
+  assert.equal(read({ width: 200, height: 100, fit: 'fill' }).operations, [{ resize: { width: 200, height: 100, fit: 'fill', enlarge: false, keepBoxAspect: true } }]);
   assert.equal(read({}).operations, []);
   assert.is(read({ format: 'auto' }).format, 'negotiate');
 });

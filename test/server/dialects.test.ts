@@ -171,6 +171,23 @@ test("Nuxt Image's ipx provider", async () => {
   await check(url({ width: 64, format: 'auto' }), { width: 64, height: 32, format: 'webp' }, { Accept: ACCEPT_HEADERS.safari15 });
 });
 
+test("a box larger than the image: imgproxy's fill-down and IPX's s_ keep the box's aspect", async () => {
+  // The 200x100 source into 300x300: the box shrinks by 1/3 to 100x100, the window of the image as it is.
+  const imgproxy = (options: Record<string, unknown>) => pathOf(generateImageUrl({ endpoint: 'http://h', url: quad(), options, key: KEY, salt: SALT }));
+  await check(imgproxy({ resizing_type: 'fill-down', width: 300, height: 300, format: 'png' }), { width: 100, height: 100, format: 'png', corners: 'red green blue yellow' });
+  await check(imgproxy({ resizing_type: 'fill-down', width: 300, height: 300, gravity: { type: 'we' }, format: 'png' }), { width: 100, height: 100, format: 'png', corners: 'red red blue blue' });
+  await check(imgproxy({ resizing_type: 'fill-down', width: 600, height: 200, format: 'png' }), { width: 200, height: 67, format: 'png' });
+  // fill crops the projecting parts only; enlarge makes fill-down a cover of the box.
+  await check(imgproxy({ resizing_type: 'fill', width: 300, height: 300, format: 'png' }), { width: 200, height: 100, format: 'png' });
+  await check(imgproxy({ resizing_type: 'fill-down', width: 300, height: 300, enlarge: 1, format: 'png' }), { width: 300, height: 300, format: 'png' });
+  const ipx = (modifiers: Record<string, unknown>) => pathOf(nuxt.ipx.getImage('/quad.png', { modifiers, baseURL: 'http://h/_ipx' }, {}).url);
+  await check(ipx({ width: 300, height: 300, format: 'png' }), { width: 100, height: 100, format: 'png', corners: 'red green blue yellow' });
+  await check(ipx({ width: 300, height: 300, position: 'right', format: 'png' }), { width: 100, height: 100, format: 'png', corners: 'green green yellow yellow' });
+  // fill: the image stretched to the shrunk box (400x150 by 1/2).
+  await check(ipx({ width: 400, height: 150, fit: 'fill', format: 'png' }), { width: 200, height: 75, format: 'png', corners: 'red green blue yellow' });
+  await check(`/_ipx/s_300x300,enlarge,f_png/quad.png`, { width: 300, height: 300, format: 'png' });
+});
+
 // ---- formats by Accept --------------------------------------------------------------------------
 
 test("every browser's Accept gets its format, with Vary: Accept", async () => {
