@@ -107,7 +107,8 @@ export async function runThumbs(plan: ThumbsPlan, log: (line: string) => void): 
   let ipx: { child: ChildProcess; url: string } | undefined;
   try {
     const port = new URL(origin.url).port;
-    matte = await startServer(resultsDir, ['u2netp'], { MATTE_URL_SIGNING_KEYS: SIGNING_KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: port });
+    // The result cache off: compute is compared (a repeated GET would otherwise be a cache hit).
+    matte = await startServer(resultsDir, ['u2netp'], { MATTE_URL_SIGNING_KEYS: SIGNING_KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: port, MATTE_RESULT_CACHE_MAX_BYTES: '0' });
     await waitReady(matte.url);
     ipx = await startIpx();
     const results: ThumbResult[] = [];
