@@ -119,7 +119,8 @@ export function signedRoute(router: Router, services: Services, guards: Middlewa
       const source = parseInputUrl(options.input);
       const model = await jobModel(services, options);
       const known = await knownSource(services, source);
-      const variant = `${path}\n${negotiable.join(',')}`;
+      // The model is part of what decides the bytes: a URL that names none takes the server's default.
+      const variant = `${path}\n${negotiable.join(',')}\n${model ?? ''}`;
       ({ image: result } = await cachedImage(services, { source, variant, render: (input) => run(ctx, services, options, negotiable, model, input) }, known));
     } catch (err) {
       services.metrics.signedRequest('error');

@@ -10,10 +10,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { decode, gradient } from '../helpers/images.js';
+import { brightnessModel } from '../helpers/onnx.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startTestS3 } from '../helpers/s3.js';
 import { get, scrapeMetrics, spawnServer, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -169,6 +170,29 @@ test('processes sharing a results directory share the cache', async () => {
     assert.equal(again.body, first.body);
     assert.is(jobsRun(await scrapeMetrics(b)), 0, 'the second process ran no job');
     assert.is(cacheCount(await scrapeMetrics(b), 'hit'), 1);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test("a signed URL that names no model is cached per model: a server with another default runs its own job", async () => {
+  const dir = await tempDir('matte-model-results-');
+  const entry = await brightnessModel(dir, 'mean');
+  const modelsFile = join(dir, 'models.json');
+  await writeFile(modelsFile, JSON.stringify({ models: { mean: entry } }));
+  const a = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'u2netp,mean', MATTE_MODELS_FILE: modelsFile }));
+  const b = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'mean,u2netp', MATTE_MODELS_FILE: modelsFile }));
+  try {
+    const url = signUrl({ input: `${origin.url}/etag.png`, refine: false }, { key: KEY, format: 'png' });
+    const first = await get(a.url, url);
+    assert.is(first.status, 200, first.body.toString());
+    await written(a);
+    const other = await get(b.url, url);
+    assert.is(other.status, 200, other.body.toString());
+    assert.is(jobsRun(await scrapeMetrics(b)), 1, "the other default model's job ran");
+    assert.is(cacheCount(await scrapeMetrics(b), 'hit'), 0);
+    assert.not.equal(other.body, first.body);
   } finally {
     await a.close();
     await b.close();
