@@ -178,14 +178,11 @@ void place_on_subject(Frames &frames, ResizeGeometry &g, const Step &step, const
   subject_window(subject_matte(frames, step, context), g);
 }
 
-void place_on_attention(Frames &frames, ResizeGeometry &g, const StepContext &context) {
+void place_on_attention(const Frames &scaled, ResizeGeometry &g) {
   // libvips finds its point of attention on a 32x32 grid of the image (edges, skin tones and
-  // saturation, in Lab): the same grid from a copy of the image before the resize, every step-th
-  // pixel of every step-th row, about kAttentionSide pixels on its longer side. The scaled image
-  // would cost a third of the resize again (computed whole, where the window keeps part of it),
-  // a box shrink of every pixel as much.
-  materialise(frames, context.budget);  // read twice: by the copy and by the resize
-  const VImage frame = first_frame(frames);
+  // saturation, in Lab): the same grid from every step-th pixel of every step-th row of the
+  // scaled image (in memory), about kAttentionSide pixels on its longer side.
+  const VImage frame = first_frame(scaled);
   const int step = std::max(1, int(std::max(frame.width(), frame.height()) / kAttentionSide));
   const VImage small = step > 1 ? frame.subsample(step, step) : frame;
   // The window in the copy's pixels, and the point found, back in the scaled image's.

@@ -21,7 +21,7 @@ bool has_window(const ResizeGeometry &g);
  */
 void place_on_subject(Frames &frames, ResizeGeometry &g, const Step &step, const StepContext &context);
 
-/** `attention`: g's window from libvips' attention strategy on the frames before they are scaled (the first frame's). */
-void place_on_attention(Frames &frames, ResizeGeometry &g, const StepContext &context);
+/** `attention`: g's window from libvips' attention strategy on `scaled`, the frames scaled whole to g's scaled size (the first frame's). */
+void place_on_attention(const Frames &scaled, ResizeGeometry &g);
 
 }  // namespace matte

@@ -230,6 +230,19 @@ void resize_frames(Frames &frames, const ResizeGeometry &g, const Step &step) {
   frames.move_subject([&](const Box &box) { return shifted(scaled(box, sx, sy), -int(g.left), -int(g.top)); });
 }
 
+// attention: the whole scaled image is made first and kept in memory, libvips' saliency reads it,
+// and the window is cut from it. The decode still streams into the resize on the other core; looking
+// at the decode before the resize held it whole and read it twice.
+static void resize_on_attention(Frames &frames, ResizeGeometry g, const Step &step, const StepContext &context) {
+  resize_frames(frames, {g.scaled_width, g.scaled_height, g.scaled_width, g.scaled_height}, step);
+  materialise(frames, context.budget);
+  place_on_attention(frames, g);
+  // Checked (check_resize): the sides fit in int.
+  const int left = int(g.left), top = int(g.top), width = int(g.width), height = int(g.height);
+  frames.apply([&](const VImage &image) { return image.crop(left, top, width, height); });
+  frames.move_subject([&](const Box &box) { return shifted(box, -left, -top); });
+}
+
 static Gravity gravity_named(const std::string &name) {
   static const std::pair<const char *, Gravity> kNames[] = {
       {"north", Gravity::North}, {"northeast", Gravity::NorthEast}, {"east", Gravity::East},
@@ -287,7 +300,7 @@ void run_resize(Frames &frames, const Step &step, const StepContext &context) {
   ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
   check_resize(g, step, frames, context.plan.limits);
   if (step.gravity == Gravity::Subject && has_window(g)) place_on_subject(frames, g, step, context);
-  if (step.gravity == Gravity::Attention && has_window(g)) place_on_attention(frames, g, context);
+  if (step.gravity == Gravity::Attention && has_window(g)) return resize_on_attention(frames, g, step, context);
   resize_frames(frames, g, step);
 }
 

@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
 import { edit, loadModel, type MatteCache, type MatteCacheOutcome, type Operation } from '../../lib/index.js';
 import { brightnessModel } from '../helpers/onnx.js';
-import { decode, gradient, makePng, pixel, solid, type Decoded, type Rgba } from '../helpers/images.js';
+import { decode, gifFrames, gradient, makeGif, makePng, pixel, solid, type Decoded, type Rgba } from '../helpers/images.js';
+import { decodeGifFrames } from '../helpers/gif-frames.js';
 import { fixture } from '../helpers/fixtures.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { failure } from '../helpers/failure.js';
@@ -161,6 +162,19 @@ test('attention chooses a window without a model, and keeps a busy corner over a
   const out = await run(photo, [{ resize: { width: 200, height: 200, fit: 'cover', gravity: 'attention' } }]);
   assert.is(out.width, 200);
   assert.ok(pixel(out, 150, 100)[1] !== 128 || pixel(out, 151, 100)[1] !== 128, 'the busy patch is in the window');
+});
+
+test('attention on an animation: every frame cut by the first frame\'s window', async () => {
+  // The busy patch on the right of every frame; the frames differ in their flat grey.
+  const greys: Array<[number, number, number]> = [[100, 100, 100], [140, 140, 140], [180, 180, 180]];
+  const gif = makeGif(400, 200, greys, { frameFn: (i) => (x, y) => (x > 300 && x < 380 ? ((x >> 2) + (y >> 2)) % 2 ? [255, 40, 20] : [20, 200, 40] : greys[i]!) });
+  const out = await edit(gif, [{ resize: { width: 200, height: 200, fit: 'cover', gravity: 'attention' } }], { format: 'gif' });
+  assert.equal([out.width, out.height, gifFrames(out.data)], [200, 200, 3]);
+  for (const [i, frame] of decodeGifFrames(out.data).frames.entries()) {
+    const at = (x: number, y: number) => pixel(frame, x, y);
+    assert.ok(Math.abs(at(10, 100)[0]! - greys[i]![0]) < 12, `frame ${i}: its own grey on the left`);
+    assert.ok([150, 151, 152, 153].some((x) => at(x, 100)[0]! > 200 || at(x, 100)[1]! > 150), `frame ${i}: the busy patch is in the window`);
+  }
 });
 
 // ---- pad, fill, enlarge, dpr --------------------------------------------------------------------
