@@ -1,14 +1,14 @@
-# matte's image (docs/deploy.md, "The image"): the server on Debian 13 slim with Node 20 and the
-# system libvips 8.16, the default model baked in, run as a non-root user.
+# matte's image (docs/deploy.md, "The image"): the server on Debian 12 slim with Node 20 and the
+# system libvips 8.14, the default model baked in, run as a non-root user.
 #   docker build -t matte .                                  (linux/amd64)
 #   docker buildx build --platform linux/arm64 -t matte .    (the arm64 platform package, cross-built)
 #   docker run --rm -p 8080:8080 --read-only --tmpfs /tmp -v matte-state:/var/lib/matte matte
 # Three stages: `build` makes the tarballs exactly as `npm run pack` does, on the build machine's own
 # platform (the arm64 addon is cross-compiled there, as the repository does); `install` installs them
 # as a user does, with npm and no compiler; the runtime stage copies that application, Node's binary
-# and nothing else onto Debian slim with libvips42t64: no compiler, no -dev package, no npm, no tests.
-ARG NODE_IMAGE=docker.io/library/node:20-trixie-slim
-ARG DEBIAN_IMAGE=docker.io/library/debian:trixie-slim
+# and nothing else onto Debian slim with libvips42: no compiler, no -dev package, no npm, no tests.
+ARG NODE_IMAGE=docker.io/library/node:20-bookworm-slim
+ARG DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 
 # Node's binary for the image's platform.
 FROM ${NODE_IMAGE} AS node
@@ -55,11 +55,10 @@ LABEL org.opencontainers.image.title="matte" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="MIT" \
       org.matte.model="u2netp (Apache-2.0)"
-# libvips42t64 is Debian 13's libvips 8.16 with every library the addon links (8.15's SIMD
-# resampling, blur and rotation: bench/README.md, "Debian 13's libvips 8.16"); tini is PID 1: it
+# libvips42 is Debian 12's libvips 8.14 with every library the addon links; tini is PID 1: it
 # passes SIGTERM on to Node and reaps what exits.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libvips42t64 tini \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libvips42 tini \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log /var/cache/debconf/*-old \
  && groupadd --system --gid 10001 matte \
  && useradd --system --uid 10001 --gid matte --home-dir /var/lib/matte --no-create-home --shell /usr/sbin/nologin matte \

@@ -2,9 +2,9 @@
 # The two base images the Dockerfile starts FROM, made here because no container registry is
 # reachable from the development and CI machines (issue 37), and tagged with the official names so
 # the Dockerfile stays the one users build:
-#  - debian:trixie-slim: Debian 13 minbase by mmdebstrap, slimmed as Debian's slim images are
+#  - debian:bookworm-slim: Debian 12 minbase by mmdebstrap, slimmed as Debian's slim images are
 #    (no docs but copyright files, no man pages or locales);
-#  - node:20-trixie-slim: that, plus Node from the npm registry (node-linux-<arch>, the official
+#  - node:20-bookworm-slim: that, plus Node from the npm registry (node-linux-<arch>, the official
 #    binary) and npm, laid out as the official image is (/usr/local, a `node` user with uid 1000).
 #    Unlike the official image it carries this machine's CA bundle with NODE_EXTRA_CA_CERTS set:
 #    these machines reach npm through a TLS proxy whose CA the host trusts, and the build stage
@@ -16,14 +16,14 @@ set -e
 cd "$(dirname "$0")/.."
 
 arch="${1:-amd64}"
-tag="docker.io/library/node:20-trixie-slim"
-debian_tag="docker.io/library/debian:trixie-slim"
+tag="docker.io/library/node:20-bookworm-slim"
+debian_tag="docker.io/library/debian:bookworm-slim"
 # arm64 (made under QEMU through binfmt_misc): tagged apart, then both architectures are joined in
 # the manifest lists localhost/matte-test-base/{node,debian}, which a linux/arm64 build names with
 # --build-arg NODE_IMAGE=... --build-arg DEBIAN_IMAGE=... (its build stages run as amd64).
 if [ "$arch" = arm64 ]; then
-  tag="localhost/matte-test-base/node:20-trixie-slim-arm64"
-  debian_tag="localhost/matte-test-base/debian:trixie-slim-arm64"
+  tag="localhost/matte-test-base/node:20-bookworm-slim-arm64"
+  debian_tag="localhost/matte-test-base/debian:bookworm-slim-arm64"
 fi
 node_version=20.20.2
 npm_version=10.8.2  # the npm that Node 20.20.2 ships
@@ -38,12 +38,12 @@ podman() { sh scripts/podman.sh "$@"; }
 ca_bundle=/etc/ssl/certs/ca-certificates.crt
 recipe=$(cat scripts/container-base.sh "$ca_bundle" | sha256sum | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/matte/container"
-saved="$cache/node-20-trixie-slim-$arch-$recipe.tar"
+saved="$cache/node-20-bookworm-slim-$arch-$recipe.tar"
 
 current=$(podman image inspect --format '{{index .Labels "org.matte.test-base"}}' "$tag" 2>/dev/null || true)
 join_architectures() {
   [ "$arch" = arm64 ] || return 0
-  for pair in "node:20-trixie-slim $tag" "debian:trixie-slim $debian_tag"; do
+  for pair in "node:20-bookworm-slim $tag" "debian:bookworm-slim $debian_tag"; do
     set -- $pair
     list="localhost/matte-test-base/$1"
     podman manifest rm "$list" >/dev/null 2>&1 || true
@@ -69,7 +69,7 @@ mkdir "$work/node" "$work/npm"
 tar xzf "$work/$node_package-$node_version.tgz" -C "$work/node" --strip-components=1
 tar xzf "$work/npm-$npm_version.tgz" -C "$work/npm" --strip-components=1
 
-say "building Debian 13 ($arch) with mmdebstrap"
+say "building Debian 12 ($arch) with mmdebstrap"
 # The slim image's dpkg filters: documentation (but each package's copyright), man pages, locales;
 # and the official images' apt settings: no downloaded .debs kept, no translations.
 # mmdebstrap merges /usr through the usrmerge package, which brings perl (45 MB) the official
@@ -78,14 +78,14 @@ mmdebstrap --quiet --variant=minbase --architectures="$arch" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
-  --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq usrmerge perl libperl5.40 perl-modules-5.40 libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl libgdbm-compat4t64 libgdbm6t64 >/dev/null' \
+  --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq usrmerge perl libperl5.36 perl-modules-5.36 libfile-find-rule-perl libnumber-compare-perl libtext-glob-perl libgdbm-compat4 libgdbm6 >/dev/null' \
   --customize-hook='printf "%s\n" "DPkg::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/*.bin || true\"; };" "APT::Update::Post-Invoke { \"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/*.bin || true\"; };" "Dir::Cache::pkgcache \"\"; Dir::Cache::srcpkgcache \"\";" >"$1/etc/apt/apt.conf.d/docker-clean"' \
   --customize-hook='echo "Acquire::Languages \"none\";" >"$1/etc/apt/apt.conf.d/docker-no-languages"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log "$1"/var/log/apt/*' \
-  trixie "$work/rootfs.tar" \
-  "deb http://deb.debian.org/debian trixie main" \
-  "deb http://deb.debian.org/debian trixie-updates main" \
-  "deb http://deb.debian.org/debian-security trixie-security main"
+  bookworm "$work/rootfs.tar" \
+  "deb http://deb.debian.org/debian bookworm main" \
+  "deb http://deb.debian.org/debian bookworm-updates main" \
+  "deb http://deb.debian.org/debian-security bookworm-security main"
 podman import --quiet --arch "$arch" \
   --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   --change 'CMD ["bash"]' \
@@ -117,7 +117,7 @@ CMD ["node"]
 CONTAINERFILE
 podman build --quiet --arch "$arch" --tag "$tag" "$work" >/dev/null
 mkdir -p "$cache"
-rm -f "$cache"/node-20-trixie-slim-"$arch"-*.tar
+rm -f "$cache"/node-20-bookworm-slim-"$arch"-*.tar
 podman save --quiet --multi-image-archive --output "$saved.tmp" "$debian_tag" "$tag"
 mv "$saved.tmp" "$saved"
 say "saved $saved ($(du -h "$saved" | cut -f1))"
