@@ -72,7 +72,7 @@ fi
 mkdir -p "$root/src/bench/out/inputs"
 cp -u bench/out/inputs/* "$root/src/bench/out/inputs/"
 
-codecs="libvips42 libvips42t64 libjpeg62-turbo libwebp7 libspng0 libpng16-16 libpng16-16t64 libheif1 libaom3 libdav1d6 libdav1d7 libhwy1 libhwy1t64 liborc-0.4-0 liborc-0.4-0t64 libimagequant0 libcgif0"
+codecs="libvips42 libvips42t64 libjpeg62-turbo libwebp7 libspng0 libpng16-16 libpng16-16t64 libdeflate0 libtiff6 libheif1 libaom3 libdav1d6 libdav1d7 libhwy1 libhwy1t64 liborc-0.4-0 liborc-0.4-0t64 libimagequant0 libcgif0"
 for side in host debian13; do
   run=""; [ "$side" = host ] || run="chroot $root"
   say "$side: $($run sh -c 'printf "%s" "$(cat /etc/debian_version)"'), libvips $($run pkg-config --modversion vips-cpp), gcc $($run gcc -dumpfullversion);" \

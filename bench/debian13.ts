@@ -19,8 +19,8 @@ const JOBS: Record<string, { runs: number; warmup: number }> = {
   P1: { runs: 10, warmup: 2 },
   P2: { runs: 6, warmup: 2 },
   P3: { runs: 3, warmup: 1 },
-  P4: { runs: 6, warmup: 2 },
-  P5: { runs: 6, warmup: 2 },
+  P4: { runs: 4, warmup: 1 },
+  P5: { runs: 3, warmup: 1 },
   T1: { runs: 40, warmup: 5 },
   T2: { runs: 15, warmup: 3 },
 };
