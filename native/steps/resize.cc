@@ -237,10 +237,8 @@ static void resize_on_attention(Frames &frames, ResizeGeometry g, const Step &st
   resize_frames(frames, {g.scaled_width, g.scaled_height, g.scaled_width, g.scaled_height}, step);
   materialise(frames, context.budget);
   place_on_attention(frames, g);
-  // Checked (check_resize): the sides fit in int.
-  const int left = int(g.left), top = int(g.top), width = int(g.width), height = int(g.height);
-  frames.apply([&](const VImage &image) { return image.crop(left, top, width, height); });
-  frames.move_subject([&](const Box &box) { return shifted(box, -left, -top); });
+  // The frames are g's scaled size now: the same resize only cuts g's window (and moves the subject's box).
+  resize_frames(frames, g, step);
 }
 
 static Gravity gravity_named(const std::string &name) {
