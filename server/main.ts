@@ -3,6 +3,7 @@
 // stop accepting, finish what is running, exit.
 import { spawn } from 'node:child_process';
 import { ConfigError, loadConfig, wantedThreadPoolSize, type Config } from './config.js';
+import { tuneHeapGrowth } from './heap-growth.js';
 
 /** After MATTE_SHUTDOWN_TIMEOUT_SECONDS, how long stopped jobs and the store get before the process is killed. */
 const HARD_EXIT_MARGIN_MS = 3000;
@@ -36,6 +37,7 @@ if (process.env.UV_THREADPOOL_SIZE === undefined && wanted > 4) {
 }
 
 async function run(config: Config): Promise<void> {
+  tuneHeapGrowth();
   const { startServer, createLogger, flushLogs } = await import('./app.js');
   const logger = createLogger(config);
   const pool = Number(process.env.UV_THREADPOOL_SIZE) || 4;

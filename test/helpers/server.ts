@@ -144,9 +144,9 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-/** Runs `node dist/server/main.js` with the given environment and waits for its "listening" line. */
-export function spawnServer(env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
+/** Runs `node [nodeArgs] dist/server/main.js` with the given environment and waits for its "listening" line. */
+export function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(root, 'dist/server/main.js')], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
