@@ -233,6 +233,9 @@ export async function fetchSource(input: URL, options: FetchOptions, validators?
   const deadline = Date.now() + options.timeoutMs;
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
   let url = input;
+  // A body read to its end leaves nothing open, and aborting then would only build the abort
+  // errors (a DOMException and the stream's AbortError, stacks and all) for nobody.
+  let readToEnd = false;
   try {
     for (let hop = 0; ; hop++) {
       checkPort(url, options);
@@ -270,6 +273,7 @@ export async function fetchSource(input: URL, options: FetchOptions, validators?
       }
       try {
         const bytes = await readCapped(res, options.maxBytes);
+        readToEnd = true;
         return validators ? { bytes, headers: headersOf(res) } : bytes;
       } catch (err) {
         if (err instanceof HttpError) throw err;
@@ -280,7 +284,7 @@ export async function fetchSource(input: URL, options: FetchOptions, validators?
   } finally {
     clearTimeout(timer);
     // Whatever is still open (a request whose answer was not read, a body cut short) is closed.
-    controller.abort();
+    if (!readToEnd) controller.abort();
     release?.();
   }
 }
