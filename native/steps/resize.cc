@@ -294,12 +294,28 @@ void resize_shape(Size &size, const Step &step) {
   size.height = g.height;
 }
 
-void run_resize(Frames &frames, const Step &step, const StepContext &context) {
+// pad's transparent box as the last step of a JPEG: the encoder flattens it onto white, so the box is
+// made white at once, without the alpha band that transparency would add to every pixel.
+static bool pads_white_for_jpeg(const Frames &frames, const Step &step, const StepContext &context) {
+  const Plan &plan = context.plan;
+  const VImage &image = frames.images.front();
+  return step.fit == Fit::Pad && step.rgba[3] == 0 && !plan.auto_format && plan.format == Format::Jpeg &&
+         &step == &plan.steps.back() && image.format() == VIPS_FORMAT_UCHAR && image.bands() == 3 && !image.has_alpha();
+}
+
+static void resize_step(Frames &frames, const Step &step, const StepContext &context) {
   ResizeGeometry g = resize_geometry(frames.logical_width, frames.logical_height, step);
   check_resize(g, step, frames, context.plan.limits);
   if (step.gravity == Gravity::Subject && has_window(g)) place_on_subject(frames, g, step, context);
   if (step.gravity == Gravity::Attention && has_window(g)) return resize_on_attention(frames, g, step, context);
   resize_frames(frames, g, step);
+}
+
+void run_resize(Frames &frames, const Step &step, const StepContext &context) {
+  if (!pads_white_for_jpeg(frames, step, context)) return resize_step(frames, step, context);
+  Step white = step;
+  white.rgba = {255, 255, 255, 255};
+  resize_step(frames, white, context);
 }
 
 }  // namespace matte

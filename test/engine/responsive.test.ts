@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { readFile } from 'node:fs/promises';
 import { edit, loadModel, type MatteCache, type MatteCacheOutcome, type Operation } from '../../lib/index.js';
 import { brightnessModel } from '../helpers/onnx.js';
-import { decode, gifFrames, gradient, makeGif, makePng, pixel, solid, type Decoded, type Rgba } from '../helpers/images.js';
+import { convert, decode, gifFrames, gradient, makeGif, makePng, pixel, solid, type Decoded, type Rgba } from '../helpers/images.js';
 import { decodeGifFrames } from '../helpers/gif-frames.js';
 import { fixture } from '../helpers/fixtures.js';
 import { scratchDir } from '../helpers/scratch.js';
@@ -202,6 +202,21 @@ test('pad: the exact box, its colour, and the image placed by the gravity', asyn
   assert.equal([pixel(out, 29, 50), pixel(out, 30, 50), pixel(out, 69, 50), pixel(out, 70, 50), pixel(out, 50, 39), pixel(out, 50, 40)], [
     [255, 255, 255, 255], [255, 0, 0, 255], [255, 0, 0, 255], [255, 255, 255, 255], [255, 255, 255, 255], [255, 0, 0, 255],
   ]);
+});
+
+test("pad's transparent box in a JPEG: the same bytes as a white box, and transparent again where a step follows", async () => {
+  const photo = await convert(gradient(300, 200), 'jpeg', { quality: 90 });
+  const pad = (background?: string) => ({ resize: { width: 160, height: 160, fit: 'pad', ...(background ? { background } : {}) } });
+  const transparent = await edit(photo, [pad()], { format: 'jpeg' });
+  const white = await edit(photo, [pad('#ffffff')], { format: 'jpeg' });
+  assert.ok(transparent.data.equals(white.data), 'the encoder flattens the box onto white either way');
+  // Not the last step: the box stays transparent for what follows (here, a background that fills it).
+  const filled = await decode((await edit(photo, [pad(), { background: '#ff0000' }], { format: 'jpeg' })).data);
+  const corner = pixel(filled, 80, 3);
+  assert.ok(corner[0] > 240 && corner[1] < 15 && corner[2] < 15, `the box filled by the background step: ${corner}`);
+  // PNG keeps the transparency.
+  const png = await decode((await edit(photo, [pad()], { format: 'png' })).data);
+  assert.equal(pixel(png, 80, 3)[3], 0);
 });
 
 test('fill: exactly the size asked, the aspect ignored', async () => {
