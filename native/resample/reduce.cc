@@ -100,10 +100,41 @@ inline uint8_t to_pixel(int32_t sum) {
 inline int16_t low_tap(int32_t pair) { return int16_t(uint32_t(pair) & 0xffff); }
 inline int16_t high_tap(int32_t pair) { return int16_t(uint32_t(pair) >> 16); }
 
+#if defined(__x86_64__)
+// As reduce_rows' SSE2 loop, 32 samples at a time: unpack, madd and pack all work within each
+// 128-bit half, so the halves come out in order.
+__attribute__((target("avx2"))) int reduce_rows_avx2(const uint8_t *const *rows, const int32_t *pairs, int npairs,
+                                                     uint8_t *out, int count) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i round = _mm256_set1_epi32(1 << (kShift - 1));
+  int x = 0;
+  for (; x + 32 <= count; x += 32) {
+    __m256i a0 = round, a1 = round, a2 = round, a3 = round;
+    for (int j = 0; j < npairs; j++) {
+      const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(rows[2 * j] + x));
+      const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(rows[2 * j + 1] + x));
+      const __m256i k = _mm256_set1_epi32(pairs[j]);
+      const __m256i lo = _mm256_unpacklo_epi8(r0, r1), hi = _mm256_unpackhi_epi8(r0, r1);
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_unpacklo_epi8(lo, zero), k));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_unpackhi_epi8(lo, zero), k));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_unpacklo_epi8(hi, zero), k));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_unpackhi_epi8(hi, zero), k));
+    }
+    const __m256i first = _mm256_packs_epi32(_mm256_srai_epi32(a0, kShift), _mm256_srai_epi32(a1, kShift));
+    const __m256i last = _mm256_packs_epi32(_mm256_srai_epi32(a2, kShift), _mm256_srai_epi32(a3, kShift));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + x), _mm256_packus_epi16(first, last));
+  }
+  return x;
+}
+
+const bool has_avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
+#endif
+
 // Vertical: out[x] from the same x of 2 x pairs rows (the last one may be a copy, with a 0 tap).
 void reduce_rows(const uint8_t *const *rows, const int32_t *pairs, int npairs, uint8_t *out, int count) {
   int x = 0;
 #if defined(__x86_64__)
+  if (has_avx2) x = reduce_rows_avx2(rows, pairs, npairs, out, count);
   const __m128i zero = _mm_setzero_si128();
   const __m128i round = _mm_set1_epi32(1 << (kShift - 1));
   for (; x + 16 <= count; x += 16) {
@@ -172,12 +203,41 @@ __attribute__((target("ssse3"))) void reduce_pixels_ssse3(const uint8_t *row, co
   }
 }
 
+// As reduce_pixels_ssse3, two output pixels at once, one in each 128-bit half.
+__attribute__((target("avx2"))) void reduce_pixels_avx2(const uint8_t *row, const int *offsets,
+                                                       const int32_t *coefficients, int npairs, uint8_t *out,
+                                                       int count) {
+  const __m256i spread = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1));
+  const __m256i round = _mm256_set1_epi32(1 << (kShift - 1));
+  int x = 0;
+  for (; x + 2 <= count; x += 2) {
+    const uint8_t *p = row + offsets[x] * kBands, *q = row + offsets[x + 1] * kBands;
+    const int32_t *pairs = coefficients + size_t(x) * npairs, *next = pairs + npairs;
+    __m256i sum = round;
+    for (int j = 0; j < npairs; j++, p += 2 * kBands, q += 2 * kBands) {
+      const __m256i both = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p))),
+          _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q)), 1);
+      const __m256i k = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi32(pairs[j])), _mm_set1_epi32(next[j]), 1);
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_shuffle_epi8(both, spread), k));
+    }
+    const __m256i shifted = _mm256_srai_epi32(sum, kShift);
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(shifted, shifted), shifted);
+    const uint32_t first = uint32_t(_mm256_cvtsi256_si32(bytes));
+    const uint32_t second = uint32_t(_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1)));
+    std::memcpy(out + x * kBands, &first, kBands);
+    std::memcpy(out + (x + 1) * kBands, &second, kBands);
+  }
+  if (x < count) reduce_pixels_ssse3(row, offsets + x, coefficients + size_t(x) * npairs, npairs, out + x * kBands, count - x);
+}
+
 const bool has_ssse3 = (__builtin_cpu_init(), __builtin_cpu_supports("ssse3"));
 #endif
 
 void reduce_pixels(const uint8_t *row, const int *offsets, const int32_t *coefficients, int npairs, uint8_t *out,
                    int count) {
 #if defined(__x86_64__)
+  if (has_avx2) return reduce_pixels_avx2(row, offsets, coefficients, npairs, out, count);
   if (has_ssse3) return reduce_pixels_ssse3(row, offsets, coefficients, npairs, out, count);
 #endif
   reduce_pixels_plain(row, offsets, coefficients, npairs, out, count);
