@@ -4,7 +4,8 @@
 //   import { edit, removeBackground } from 'matte';
 //   const { data, width, height } = await edit(jpegBuffer, [{ resize: { width: 800 } }, { blur: 2 }], { format: 'webp' });
 import { readFile } from 'node:fs/promises';
-import { addon, type Box, type NativePlan } from './native.js';
+import { addon, type Box, type NativePlan, type NativeResult } from './native.js';
+import { copyInput, type InputCopy } from './input-copy.js';
 import { MatteError, fromNativeError } from './errors.js';
 import { jobTimeoutMs, runCancellable, withCores, type JobControl } from './job.js';
 import {
@@ -132,7 +133,7 @@ export { configure, threadsPerJob, type ThreadOptions } from './job.js';
 
 // ---- jobs ---------------------------------------------------------------------------------------
 
-async function toBuffer(input: Input, handOver: boolean | undefined, path?: string): Promise<Buffer> {
+async function toBuffer(input: Input, handOver: boolean | undefined, copies: InputCopy[], path?: string): Promise<Buffer> {
   if (typeof input === 'string') {
     try {
       return await readFile(input);
@@ -143,7 +144,12 @@ async function toBuffer(input: Input, handOver: boolean | undefined, path?: stri
   // Copied, synchronously, when the job is started: the worker thread reads the bytes for the
   // whole job, and the caller may overwrite, reuse or transfer (detach) its buffer meanwhile.
   // A Buffer handed over (InputOptions) is read in place.
-  if (input instanceof Uint8Array) return handOver === true && Buffer.isBuffer(input) ? input : Buffer.copyBytesFrom(input);
+  if (input instanceof Uint8Array) {
+    if (handOver === true && Buffer.isBuffer(input)) return input;
+    const copy = copyInput(input);
+    copies.push(copy);
+    return copy.bytes;
+  }
   throw new MatteError('invalid_input', `${path ?? 'input'} must be a Buffer, a Uint8Array or a file path`, path);
 }
 
@@ -182,47 +188,59 @@ async function runSteps(input: Input, steps: Step[], settings: JobSettings, cont
   checkMatteCache(settings.matteCache);
   const resolved = resolveLimits(settings.limits);
   checkBackgroundImage(steps, settings.backgroundImage !== undefined);
-  const buffer = await toBuffer(input, control.handOver);
-  const background = settings.backgroundImage === undefined ? undefined : await toBuffer(settings.backgroundImage, control.handOver, 'backgroundImage');
-  const matting = matteSteps(steps);
-  const model = matting.length > 0 ? await modelFor(jobModelName(steps)) : undefined;
-  // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
-  let timeoutMs = scaledTimeoutMs(given, model);
-  // The addon hands a removeBackground's matte over only where the step runs on one frame (a still
-  // image, or an animation's first frame alone), and a subject's always (the first frame's): that
-  // frame is the same whatever the output, so not in the key. What comes after the step (the
-  // staging included) is not in the key either.
-  const cache = model ? settings.matteCache : undefined;
-  let lookups: MatteLookup[] = [];
-  if (cache) {
-    // The lookups are part of the job: within their deadline, stopped by the job's signal, and
-    // their time taken from the job's budget.
-    const started = Date.now();
-    const lookupControl = { deadlineMs: lookupDeadlineMs(timeoutMs), signal: control.signal };
-    lookups = await Promise.all(matting.map((index) => lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels, lookupControl)));
-    if (timeoutMs > 0) timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
+  // The input's copies go back to their pool once the native job has settled (or, if it never
+  // started, at once).
+  const copies: InputCopy[] = [];
+  let native: Promise<NativeResult> | undefined;
+  const started = (run: Promise<NativeResult>) => (native = run);
+  try {
+    const buffer = await toBuffer(input, control.handOver, copies);
+    const background = settings.backgroundImage === undefined ? undefined : await toBuffer(settings.backgroundImage, control.handOver, copies, 'backgroundImage');
+    const matting = matteSteps(steps);
+    const model = matting.length > 0 ? await modelFor(jobModelName(steps)) : undefined;
+    // A large model's job gets its cost class's multiple of the budget (lib/model-cost.ts).
+    let timeoutMs = scaledTimeoutMs(given, model);
+    // The addon hands a removeBackground's matte over only where the step runs on one frame (a still
+    // image, or an animation's first frame alone), and a subject's always (the first frame's): that
+    // frame is the same whatever the output, so not in the key. What comes after the step (the
+    // staging included) is not in the key either.
+    const cache = model ? settings.matteCache : undefined;
+    let lookups: MatteLookup[] = [];
+    if (cache) {
+      // The lookups are part of the job: within their deadline, stopped by the job's signal, and
+      // their time taken from the job's budget.
+      const started = Date.now();
+      const lookupControl = { deadlineMs: lookupDeadlineMs(timeoutMs), signal: control.signal };
+      lookups = await Promise.all(matting.map((index) => lookUpMatte(cache, matteKey(buffer, steps, index, model!), resolved.maxPixels, lookupControl)));
+      if (timeoutMs > 0) timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
+    }
+    const plan: NativePlan = {
+      steps,
+      format: settings.format,
+      ...(settings.quality === undefined ? {} : { quality: settings.quality }),
+      anim: settings.anim,
+      ...resolved,
+      timeoutMs,
+      ...(cache ? { mattes: matting.map((step, i) => ({ step, ...lookups[i]!.given })) } : {}),
+      ...(background ? { backgroundImage: background } : {}),
+    };
+    const { mattes, mattesGiven, ...out } = await runCancellable((job) => withCores(() => started(addon.run(buffer, plan, model?.handle, job))), control.signal);
+    if (cache) {
+      matting.forEach((step, i) => {
+        const lookup = lookups[i]!;
+        const matte = mattes?.find((m) => m.step === step);
+        // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
+        if (lookup.given) reportMatte(cache, mattesGiven?.includes(step) ? 'hit' : matte ? 'bad' : 'miss');
+        if (matte) storeMatte(cache, lookup.key, matte);
+      });
+    }
+    return { ...out, mediaType: MEDIA_TYPES[out.format] };
+  } finally {
+    const release = () => copies.forEach((copy) => copy.release());
+    const job = native as Promise<NativeResult> | undefined;
+    if (job) job.then(release, release);
+    else release();
   }
-  const plan: NativePlan = {
-    steps,
-    format: settings.format,
-    ...(settings.quality === undefined ? {} : { quality: settings.quality }),
-    anim: settings.anim,
-    ...resolved,
-    timeoutMs,
-    ...(cache ? { mattes: matting.map((step, i) => ({ step, ...lookups[i]!.given })) } : {}),
-    ...(background ? { backgroundImage: background } : {}),
-  };
-  const { mattes, mattesGiven, ...out } = await runCancellable((job) => withCores(() => addon.run(buffer, plan, model?.handle, job)), control.signal);
-  if (cache) {
-    matting.forEach((step, i) => {
-      const lookup = lookups[i]!;
-      const matte = mattes?.find((m) => m.step === step);
-      // A given matte not used: of another size (bad, recomputed and replaced below), or a job on several frames.
-      if (lookup.given) reportMatte(cache, mattesGiven?.includes(step) ? 'hit' : matte ? 'bad' : 'miss');
-      if (matte) storeMatte(cache, lookup.key, matte);
-    });
-  }
-  return { ...out, mediaType: MEDIA_TYPES[out.format] };
 }
 
 /**

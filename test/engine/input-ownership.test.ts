@@ -40,6 +40,24 @@ test('an ArrayBuffer transferred (detached) right after the call', async () => {
   assert.equal(pixel(await decode(out.data), 4, 4).slice(0, 3), [255, 0, 0]);
 });
 
+test('copies are reused only once their job has settled: jobs of the same size at once, and one after another, each read their own', async () => {
+  const colours: Array<[number, number, number]> = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0], [0, 255, 255], [255, 0, 255], [128, 128, 128]];
+  const inputs = colours.map((c) => Buffer.from(solid(16, 16, c)));
+  const controller = new AbortController();
+  // One job stopped before it could start, among the others: its copy must not be handed on early.
+  const stopped = edit(inputs[0]!, [{ blur: 3 }], { signal: controller.signal }).catch((err: { code?: string }) => err.code);
+  controller.abort();
+  const jobs = inputs.map((input) => edit(input, [{ flip: 'h' }]));
+  for (const input of inputs) input.fill(0);
+  const outs = await Promise.all(jobs);
+  assert.is(await stopped, 'aborted');
+  for (const [i, out] of outs.entries()) assert.equal(pixel(await decode(out.data), 5, 5).slice(0, 3), colours[i], `job ${i}`);
+  for (const [i, colour] of colours.entries()) {
+    const out = await edit(Buffer.from(solid(16, 16, colour)), [{ rotate: 180 }]);
+    assert.equal(pixel(await decode(out.data), 5, 5).slice(0, 3), colour, `after: job ${i}`);
+  }
+});
+
 test('removeBackground also copies (the buffer is overwritten while the model may be loading)', async () => {
   const input = Buffer.from(solid(16, 16, [255, 0, 0, 128] as any, { alpha: true }));
   const job = removeBackground(input); // already transparent: skipped, no inference
