@@ -191,8 +191,8 @@ async function runSteps(input: Input, steps: Step[], settings: JobSettings, cont
   // The input's copies go back to their pool once the native job has settled (or, if it never
   // started, at once).
   const copies: InputCopy[] = [];
-  let native: Promise<NativeResult> | undefined;
-  const started = (run: Promise<NativeResult>) => (native = run);
+  const native: { run?: Promise<NativeResult> } = {};
+  const track = (run: Promise<NativeResult>) => (native.run = run);
   try {
     const buffer = await toBuffer(input, control.handOver, copies);
     const background = settings.backgroundImage === undefined ? undefined : await toBuffer(settings.backgroundImage, control.handOver, copies, 'backgroundImage');
@@ -224,7 +224,7 @@ async function runSteps(input: Input, steps: Step[], settings: JobSettings, cont
       ...(cache ? { mattes: matting.map((step, i) => ({ step, ...lookups[i]!.given })) } : {}),
       ...(background ? { backgroundImage: background } : {}),
     };
-    const { mattes, mattesGiven, ...out } = await runCancellable((job) => withCores(() => started(addon.run(buffer, plan, model?.handle, job))), control.signal);
+    const { mattes, mattesGiven, ...out } = await runCancellable((job) => withCores(() => track(addon.run(buffer, plan, model?.handle, job))), control.signal);
     if (cache) {
       matting.forEach((step, i) => {
         const lookup = lookups[i]!;
@@ -237,8 +237,7 @@ async function runSteps(input: Input, steps: Step[], settings: JobSettings, cont
     return { ...out, mediaType: MEDIA_TYPES[out.format] };
   } finally {
     const release = () => copies.forEach((copy) => copy.release());
-    const job = native as Promise<NativeResult> | undefined;
-    if (job) job.then(release, release);
+    if (native.run) native.run.then(release, release);
     else release();
   }
 }
