@@ -1,7 +1,7 @@
 // The copy of a library input that a job reads (the caller may overwrite, reuse or detach its own
 // buffer while the job runs). Copies are kept and reused once their job has ended: a fresh copy a
-// job lands in fresh pages until V8 collects the earlier ones, and those page faults made a new
-// process's first twenty or so jobs on a 12 MP JPEG a third slower (bench/README.md, "Edit").
+// job lands in fresh pages until V8 collects the earlier ones, and a new process's first jobs paid
+// for those page faults (bench/README.md, "Edit: the library's input copies").
 const MAX_POOLED_BYTES = 16 * 1024 * 1024;
 const MAX_POOLED = 4;
 const free: Buffer[] = [];

@@ -1,9 +1,9 @@
 // How far V8 lets the server's JavaScript heap grow before a full collection. The server's live heap
 // is small while every request moves megabytes through Buffers (a source body arrives in 64 KB
-// socket reads, an upload likewise), and V8's own limit, a few tens of MB above the live heap, made
-// it start a full mark-compact every two or three such requests. A fixed growing factor of 5 (V8
-// picks 1.1 to 4 itself) keeps the limit several live heaps away, and the Buffers, dead young, go
-// with the cheap scavenges instead. A --heap-growing-percent given to node wins.
+// socket reads, an upload likewise), and with V8's own limit, close above the live heap, those
+// requests kept starting full mark-compacts (bench/README.md, "The heap growing factor"). A fixed
+// growing factor keeps the limit several live heaps away, and the Buffers, dead young, go with the
+// cheap scavenges instead. A --heap-growing-percent given to node wins.
 import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 400;
