@@ -9,6 +9,8 @@
 // never joined back before the encoder.
 #pragma once
 
+#include "huge_pages.h"
+
 #include <vips/vips8>
 
 #include <algorithm>
@@ -74,6 +76,10 @@ struct Frames {
   // light (steps/background_image.cc). Any other step gets the frames flattened first (flatten).
   std::vector<vips::VImage> under;
 
+  // Set by load() when it left the frames as the decoder's sequential output (LoadOptions::
+  // decode_later): the EXIF orientation still to apply once decode_in_memory() has decoded them.
+  std::optional<int> undecoded_orientation;
+
   bool is_strip() const { return strip_pages > 0; }
   int width() const { return images.front().width(); }
   int height() const { return is_strip() ? images.front().height() / strip_pages : images.front().height(); }
@@ -109,7 +115,7 @@ struct Frames {
 
   /** Computes every frame (or the strip) into memory once, so the steps after read pixels instead of a graph. */
   void materialise() {
-    for (auto &image : images) image = image.copy_memory();
+    for (auto &image : images) image = copy_to_memory(image);
     lazy_neighbourhood = false;
   }
 

@@ -35,16 +35,29 @@ VipsImage *image_over_new_buffer(int width, int height, int bands, VipsBandForma
   return image;
 }
 
+// The kernel backs with huge pages only the 2 MiB-aligned 2 MiB extents of an advised mapping:
+// a mapping is laid out on that boundary and rounded up to whole extents, or all but one or two
+// extents of a buffer of a few MiB would still fault in 4 KiB at a time.
+constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+size_t mapped_length(size_t bytes) { return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1); }
+
 }  // namespace
 
 void *allocate_large(size_t bytes) {
   if (bytes < kHugeBufferBytes) return ::operator new(bytes);
-  void *data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) throw std::bad_alloc();
+  const size_t length = mapped_length(bytes);
+  void *raw = mmap(nullptr, length + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t start = (uintptr_t(raw) + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
+  const size_t head = start - uintptr_t(raw);
+  if (head) munmap(raw, head);
+  if (kHugePageBytes - head) munmap(reinterpret_cast<void *>(start + length), kHugePageBytes - head);
+  void *data = reinterpret_cast<void *>(start);
 #ifdef MADV_HUGEPAGE
   // Advice only: refused (EINVAL where the kernel has no transparent huge pages), the buffer is
   // the same, in small pages.
-  madvise(data, bytes, MADV_HUGEPAGE);
+  madvise(data, length, MADV_HUGEPAGE);
 #endif
   return data;
 }
@@ -52,7 +65,7 @@ void *allocate_large(size_t bytes) {
 void free_large(void *data, size_t bytes) noexcept {
   if (!data) return;
   if (bytes < kHugeBufferBytes) ::operator delete(data);
-  else munmap(data, bytes);
+  else munmap(data, mapped_length(bytes));
 }
 
 void advise_huge_pages(void *data, size_t bytes) {

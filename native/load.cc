@@ -2,6 +2,7 @@
 
 #include "decoded_size.h"
 #include "errors.h"
+#include "huge_pages.h"
 #include "libvips.h"
 #include "sniff.h"
 #include "steps/operations.h"
@@ -122,6 +123,14 @@ VImage to_srgb(VImage image) {
 
 std::atomic<uint64_t> decoded_total{0};
 
+// EXIF orientation applied and every frame made 8-bit sRGB.
+void finish_frames(Frames &frames, int orientation) {
+  for (auto &frame : frames.images) {
+    if (orientation != 1) frame = frame.autorot();
+    frame = to_srgb(frame);
+  }
+}
+
 }  // namespace
 
 uint64_t decoded_bytes() { return decoded_total.load(); }
@@ -184,11 +193,18 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   if (!all_frames && first && first->downscale)
     shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step, *first);
 
-  vips::VOption *load_options = VImage::option()
-                                    ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
-                                    // A turn by EXIF orientation reads the rows out of order.
-                                    ->set("access", options.sequential && orientation == 1 ? VIPS_ACCESS_SEQUENTIAL
-                                                                                           : VIPS_ACCESS_RANDOM);
+  // A turn by EXIF orientation reads the rows out of order.
+  const bool random = !options.sequential || orientation != 1;
+  // Where libvips would decode a random-access image of these formats into memory itself, the
+  // pipeline does it instead, into a buffer of ours (decode_in_memory): libvips' buffer is fresh
+  // from malloc for every job and faults in 4 KiB at a time. Above libvips' threshold for a
+  // temporary file, libvips keeps doing it its way.
+  const bool later = random && options.decode_later && decoded < double(vips_get_disc_threshold()) &&
+                     (type == ImageType::Jpeg || type == ImageType::Png || type == ImageType::Webp);
+  vips::VOption *load_options =
+      VImage::option()
+          ->set("fail_on", options.strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_TRUNCATED)
+          ->set("access", random && !later ? VIPS_ACCESS_RANDOM : VIPS_ACCESS_SEQUENTIAL);
   if (all_frames) load_options->set("n", -1);
   if (shrink > 1 && type == ImageType::Jpeg) load_options->set("shrink", int(shrink));
   if (shrink > 1 && type == ImageType::Webp) load_options->set("scale", 1.0 / shrink);
@@ -227,10 +243,10 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   } else {
     for (int i = 0; i < count; i++) frames.images.push_back(image.crop(0, i * page_height, image.width(), page_height));
   }
-  for (auto &frame : frames.images) {
-    if (orientation != 1) frame = frame.autorot();
-    frame = to_srgb(frame);
-  }
+  if (later)
+    frames.undecoded_orientation = orientation;
+  else
+    finish_frames(frames, orientation);
   frames.delays.resize(all_frames ? count : 0, 100);
   if (orientation == 1 && shrink == 1) {
     frames.logical_width = frames.width();
@@ -239,6 +255,13 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   frames.input_width = frames.logical_width;
   frames.input_height = frames.logical_height;
   return frames;
+}
+
+void decode_in_memory(Frames &frames) {
+  if (!frames.undecoded_orientation) return;
+  for (auto &frame : frames.images) frame = copy_to_memory(frame);
+  finish_frames(frames, *frames.undecoded_orientation);
+  frames.undecoded_orientation.reset();
 }
 
 }  // namespace matte

@@ -20,6 +20,9 @@ struct LoadOptions {
   bool strip = false;   // keep an animation as one strip of frames (frames.h), not split
   const char *role = "input";  // what the messages call the image ("background image")
   bool header_only = false;    // only the checks from the header and the file's structure: no frames
+  // The job's own load: an image its steps read out of order may be left undecoded, for
+  // decode_in_memory() after the job's cost checks and under its budget.
+  bool decode_later = false;
 };
 
 /** The bytes every decode of this process produced so far (width x height x bands x sample size): probes and tests. */
@@ -27,5 +30,11 @@ uint64_t decoded_bytes();
 
 /** `data` must stay alive until the pipeline's output has been encoded. With `header_only`, the frames are empty. */
 Frames load(const uint8_t *data, size_t size, const LoadOptions &options);
+
+/**
+ * Frames that load() left undecoded (LoadOptions::decode_later) decoded into memory, then turned by
+ * their EXIF orientation and made sRGB as load() does; other frames are left as they are.
+ */
+void decode_in_memory(Frames &frames);
 
 }  // namespace matte

@@ -130,6 +130,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   options.sequential = streams(plan) && (!options.all_frames || runs_on_strip(plan));
   options.limits = plan.limits;
   options.first_step = plan.steps.empty() ? nullptr : &plan.steps.front();
+  options.decode_later = true;
 
   try {
     budget.check();
@@ -137,6 +138,8 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
     check_background_image(plan);
     Frames frames = load(data, size, options);
     check_cost(frames, plan);
+    budget.watch(frames);
+    decode_in_memory(frames);
     budget.watch(frames);
     // A first removeBackground reads the model's input from a smaller decode (matte/model_input.h).
     std::optional<VImage> reduced;

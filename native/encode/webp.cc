@@ -2,6 +2,7 @@
 
 #include "../budget.h"
 #include "../errors.h"
+#include "../huge_pages.h"
 
 #include <cstring>
 #include <string>
@@ -51,7 +52,7 @@ void encode_webp(const VImage &image, int quality, Budget *budget, void **data, 
     VImage rgb = grey.bandjoin(grey).bandjoin(grey);
     pixels = pixels.bands() == 2 ? rgb.bandjoin(pixels.extract_band(1)) : rgb;
   }
-  pixels = pixels.copy_memory();
+  pixels = copy_to_memory(pixels);
   if (budget) budget->check();
   int bands = pixels.bands();
   if (pixels.format() != VIPS_FORMAT_UCHAR || (bands != 3 && bands != 4))

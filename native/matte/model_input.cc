@@ -22,6 +22,7 @@ std::optional<vips::VImage> reduced_for_model(const uint8_t *data, size_t size, 
   reduced.strip = false;
   // Random access: a turn by EXIF orientation reads out of order (the reduced decode is small).
   reduced.sequential = false;
+  reduced.decode_later = false;  // the pipeline's own load only
   Frames frames = load(data, size, reduced);
   if (frames.count() != 1 || frames.has_alpha()) return std::nullopt;
   if (frames.width() >= frames.logical_width && frames.height() >= frames.logical_height) return std::nullopt;

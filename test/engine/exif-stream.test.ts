@@ -1,7 +1,7 @@
 // run-tests: parallel
 // A JPEG turned by its EXIF orientation cannot be decoded top to bottom (the turn reads the rows
 // out of order): with steps that otherwise stream (brightness, resize), a phone photo of 1000 px
-// or more failed with unsupported_image. native/load.cc decodes such an image with random access.
+// or more failed with unsupported_image. native/load.cc decodes such an image into memory first.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit } from '../../lib/index.js';
