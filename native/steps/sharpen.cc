@@ -131,11 +131,14 @@ void fill_table(int16_t *table, const Step &step) {
   }
 }
 
+// As vips_sharpen: an integer Gaussian, cut where it falls under 20% of its peak.
+VImage gaussian_mask(double sigma) {
+  return VImage::gaussmat(sigma, 0.2, VImage::option()->set("separable", true)->set("precision", VIPS_PRECISION_INTEGER));
+}
+
 // `rgb` (8-bit colour bands) sharpened: a lazy image whose regions sharpen_generate makes.
 VImage sharpened(const VImage &rgb, const Step &step) {
-  // As vips_sharpen: an integer Gaussian, cut where it falls under 20% of its peak.
-  const VImage mask = VImage::gaussmat(step.sigma, 0.2,
-                                       VImage::option()->set("separable", true)->set("precision", VIPS_PRECISION_INTEGER));
+  const VImage mask = gaussian_mask(step.sigma);
   const int taps = mask.width(), radius = taps / 2;
   const VImage extended =
       rgb.embed(radius, radius, rgb.width() + 2 * radius, rgb.height() + 2 * radius, VImage::option()->set("extend", VIPS_EXTEND_COPY));
@@ -179,9 +182,10 @@ void read_sharpen(const PlanFields &fields, Step &step) {
 }
 
 void run_sharpen(Frames &frames, const Step &step, const StepContext &context) {
-  // Its regions read their neighbours' rows too: from memory, where the steps before would
-  // otherwise be computed again for every overlap (the image is small after a reduction).
-  if (step.sigma > 0) materialise(frames, context.budget);
+  // Its regions of kRows rows read 2 radius rows more, which the steps before compute again: a
+  // small share for the usual radius, cheaper than computing the image into memory first and
+  // encoding it after; past an eighth the image is materialised.
+  if (step.sigma > 0 && 2 * (gaussian_mask(step.sigma).width() / 2) > kRows / 8) materialise(frames, context.budget);
   frames.apply([&](const VImage &image) { return sharpen(image, step); });
   // A convolution: a step reading regions with overlaps after it would compute it again for each.
   if (step.sigma > 0) frames.lazy_neighbourhood = true;
