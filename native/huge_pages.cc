@@ -52,7 +52,7 @@ void *allocate_large(size_t bytes) {
   const uintptr_t start = (uintptr_t(raw) + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
   const size_t head = start - uintptr_t(raw);
   if (head) munmap(raw, head);
-  if (kHugePageBytes - head) munmap(reinterpret_cast<void *>(start + length), kHugePageBytes - head);
+  munmap(reinterpret_cast<void *>(start + length), kHugePageBytes - head);  // never empty: head < 2 MiB
   void *data = reinterpret_cast<void *>(start);
 #ifdef MADV_HUGEPAGE
   // Advice only: refused (EINVAL where the kernel has no transparent huge pages), the buffer is
