@@ -2,6 +2,7 @@
 // (edit)"), and the extensions (docs/api.md, "Extensions: responsive images"): the fits pad and
 // fill, enlarge, the device-pixel ratio and the gravity (gravity.cc places the window).
 #include "../errors.h"
+#include "../resample/enlarge.h"
 #include "../resample/reduce.h"
 #include "alpha.h"
 #include "gravity.h"
@@ -150,7 +151,11 @@ VImage resize_exact(const VImage &in, int width, int height) {
     VImage source = box_x > 1 || box_y > 1 ? image.shrink(box_x, box_y) : image;
     const double hscale = double(width) / source.width(), vscale = double(height) / source.height();
     if (in.has_alpha() && hscale < 1 && vscale < 1) return reduce_across_first(source, hscale, vscale);
-    if (hscale <= 1 && vscale <= 1 && reducible_rgb8(source)) return resize_down_lanczos3(source, hscale, vscale);
+    if (reducible_rgb8(source)) {
+      // As vips_resize: the axes that shrink first, then those that grow.
+      VImage out = hscale < 1 || vscale < 1 ? resize_down_lanczos3(source, std::min(hscale, 1.0), std::min(vscale, 1.0)) : source;
+      return hscale > 1 || vscale > 1 ? resize_up_bicubic(out, std::max(hscale, 1.0), std::max(vscale, 1.0)) : out;
+    }
     return source.resize(hscale, VImage::option()->set("vscale", vscale)->set("kernel", VIPS_KERNEL_LANCZOS3));
   });
   if (out.width() != width || out.height() != height) {

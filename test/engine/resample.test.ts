@@ -1,9 +1,10 @@
 // run-tests: parallel
-// matte's own Lanczos3 downscale of 8-bit RGB (native/resample/reduce.h) against libvips' vips_resize,
-// which every downscale called before: the same sizes, and the same samples within one level of
-// libvips' 12-bit C path (VIPS_NOVECTOR=1; its default 6-bit ORC path for the vertical pass differs
-// from both by rounding). Images of odd sizes so that edges, box pre-shrinks and both rounding
-// directions of the output size are crossed.
+// matte's own Lanczos3 downscale and bicubic enlargement of 8-bit RGB (native/resample/reduce.h,
+// enlarge.h) against libvips' vips_resize, which every resize called before: the same sizes, and
+// the same samples within one level of libvips' 12-bit C path (VIPS_NOVECTOR=1; its default 6-bit
+// ORC path for the vertical pass of a downscale differs from both by rounding). Images of odd sizes
+// so that edges, box pre-shrinks, both rounding directions of the output size, and an axis that
+// shrinks while the other grows are crossed.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,7 @@ async function libvipsResize(input: Buffer, hscale: number, vscale: number, env:
   return decode(readFileSync(outFile));
 }
 
-const cases: Array<[string, Buffer, number, number, { width?: number; height?: number }]> = [
+const cases: Array<[string, Buffer, number, number, { width?: number; height?: number; fit?: string; enlarge?: boolean }]> = [
   ['photo, 1.29x (one pass each way, no box shrink)', photo, 517, 389, { width: 400 }],
   ['photo, 2.6x', photo, 517, 389, { width: 199 }],
   ['photo, 5.2x (a box shrink of 2 first)', photo, 517, 389, { width: 99 }],
@@ -48,11 +49,17 @@ const cases: Array<[string, Buffer, number, number, { width?: number; height?: n
   ['photo, to 3x2', photo, 517, 389, { height: 2 }],
   ['hard edges, 1.7x', edges, 301, 203, { width: 177 }],
   ['hard edges, 3.1x', edges, 301, 203, { height: 65 }],
+  ['photo, enlarged 1.25x', photo, 517, 389, { width: 646, enlarge: true }],
+  ['photo, enlarged 2x', photo, 517, 389, { width: 1034, enlarge: true }],
+  ['photo, enlarged 3.7x by 1.1x (fill)', photo, 517, 389, { width: 1913, height: 428, fit: 'fill', enlarge: true }],
+  ['photo, enlarged across, reduced down (fill)', photo, 517, 389, { width: 700, height: 150, fit: 'fill', enlarge: true }],
+  ['photo, reduced across, enlarged down (fill)', photo, 517, 389, { width: 99, height: 500, fit: 'fill', enlarge: true }],
+  ['hard edges, enlarged 1.6x', edges, 301, 203, { height: 325, enlarge: true }],
 ];
 
 for (const [name, input, w, h, size] of cases) {
   test(`resample: ${name} matches libvips' resize`, async () => {
-    const out = await edit(input, [{ resize: { ...size, fit: size.width && size.height ? 'cover' : 'contain' } } as any], { format: 'png' });
+    const out = await edit(input, [{ resize: { fit: size.width && size.height ? 'cover' : 'contain', ...size } } as any], { format: 'png' });
     const mine = await decode(out.data);
     const plainEnv = uninstrumentedEnv();
     const exact = await libvipsResize(input, mine.width / w, mine.height / h, { ...plainEnv, VIPS_NOVECTOR: '1' });
