@@ -5,10 +5,11 @@
 #include "../budget.h"
 #include "../errors.h"
 #include "../load.h"
+#include "linear_over.h"
 #include "steps.h"
 
-#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,28 +47,19 @@ void check_background_image(const Plan &plan) {
   load_background(plan, none, false, true);
 }
 
-// Linear light, as 16-bit values: sRGB's 8 bits to linear (256 entries) and back (65536).
+// Linear light, as 16-bit values (linear_over.h's tables) for libvips' maplut.
 struct LinearLuts {
   VImage to_linear, to_srgb;
 };
 
 static LinearLuts linear_luts() {
-  std::vector<uint16_t> up(256);
-  for (int v = 0; v < 256; v++) {
-    const double c = v / 255.0;
-    up[v] = uint16_t(std::lround(65535 * (c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4))));
-  }
-  std::vector<uint8_t> down(65536);
-  for (int v = 0; v < 65536; v++) {
-    const double l = v / 65535.0;
-    down[v] = uint8_t(std::lround(255 * (l <= 0.0031308 ? l * 12.92 : 1.055 * std::pow(l, 1 / 2.4) - 0.055)));
-  }
+  const LinearTables &t = linear_tables();
   const auto image = [](const void *data, size_t bytes, int width, VipsBandFormat format) {
     VipsImage *copy = vips_image_new_from_memory_copy(data, bytes, width, 1, 1, format);
     if (!copy) throw vips::VError();
     return VImage(copy);
   };
-  return {image(up.data(), up.size() * 2, 256, VIPS_FORMAT_USHORT), image(down.data(), down.size(), 65536, VIPS_FORMAT_UCHAR)};
+  return {image(t.to_linear, sizeof t.to_linear, 256, VIPS_FORMAT_USHORT), image(t.to_srgb, sizeof t.to_srgb, 65536, VIPS_FORMAT_UCHAR)};
 }
 
 // `in` over `under` (the same size), blended in linear light: a reference rendered as light mixes
@@ -129,16 +121,20 @@ void run_background_image(Frames &frames, const Step &step, const StepContext &c
     materialise(background, context.budget);
     under = background.images.front();
   }
-  const LinearLuts luts = linear_luts();
   // A shadow under the frames goes onto the background first, in sRGB: its opacity means what it
-  // means in every design tool and browser; the subject's edge then in linear light.
+  // means in every design tool and browser; the subject's edge then in linear light. 8-bit RGB(A)
+  // layers, the usual case, are blended in one pass (linear_over.h), the rest by libvips.
   const std::vector<VImage> shadows = std::move(frames.under);
   frames.under.clear();
+  std::optional<LinearLuts> luts;
   size_t i = 0;
   frames.apply([&](const VImage &image) {
-    const VImage floor = i < shadows.size() ? shadowed(under, shadows[i]) : under;
+    const VImage *shadow = i < shadows.size() ? &shadows[i] : nullptr;
     i++;
-    return image.has_alpha() ? over(image, floor, luts) : image;
+    if (!image.has_alpha()) return image;
+    if (linear_over_takes(image, under, shadow)) return linear_over(image, under, shadow);
+    if (!luts) luts = linear_luts();
+    return over(image, shadow ? shadowed(under, *shadow) : under, *luts);
   });
 }
 
