@@ -10,6 +10,7 @@
 #pragma once
 
 #include "huge_pages.h"
+#include "layer_blend.h"
 
 #include <vips/vips8>
 
@@ -86,14 +87,17 @@ struct Frames {
   int count() const { return is_strip() ? strip_pages : int(images.size()); }
   bool has_alpha() const { return images.front().has_alpha(); }
 
-  /** The layer under each frame composited into it (sRGB, premultiplied: libvips' OVER). */
+  /** The layer under each frame composited into it (sRGB, premultiplied: libvips' OVER; in one pass
+   * for 8-bit RGBA, layer_blend.h). */
   void flatten() {
     if (under.empty()) return;
     for (size_t i = 0; i < images.size(); i++)
-      images[i] = under[i]
-                      .composite2(images[i], VIPS_BLEND_MODE_OVER)
-                      .cast(VIPS_FORMAT_UCHAR)
-                      .copy(vips::VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
+      images[i] = srgb_over_takes(under[i], images[i])
+                      ? srgb_over(under[i], images[i])
+                      : under[i]
+                            .composite2(images[i], VIPS_BLEND_MODE_OVER)
+                            .cast(VIPS_FORMAT_UCHAR)
+                            .copy(vips::VImage::option()->set("interpretation", VIPS_INTERPRETATION_sRGB));
     under.clear();
   }
 

@@ -5,7 +5,7 @@
 #include "../budget.h"
 #include "../errors.h"
 #include "../load.h"
-#include "linear_over.h"
+#include "../layer_blend.h"
 #include "steps.h"
 
 #include <cstdint>
@@ -47,7 +47,7 @@ void check_background_image(const Plan &plan) {
   load_background(plan, none, false, true);
 }
 
-// Linear light, as 16-bit values (linear_over.h's tables) for libvips' maplut.
+// Linear light, as 16-bit values (layer_blend.h's tables) for libvips' maplut.
 struct LinearLuts {
   VImage to_linear, to_srgb;
 };
@@ -123,7 +123,7 @@ void run_background_image(Frames &frames, const Step &step, const StepContext &c
   }
   // A shadow under the frames goes onto the background first, in sRGB: its opacity means what it
   // means in every design tool and browser; the subject's edge then in linear light. 8-bit RGB(A)
-  // layers, the usual case, are blended in one pass (linear_over.h), the rest by libvips.
+  // layers, the usual case, are blended in one pass (../layer_blend.h), the rest by libvips.
   const std::vector<VImage> shadows = std::move(frames.under);
   frames.under.clear();
   std::optional<LinearLuts> luts;

@@ -1,6 +1,8 @@
-// backgroundImage's blend of 8-bit images in one pass (background_image.cc): a shadow's layer over
-// the opaque background in sRGB, then the subject over that in linear light. libvips did it in six
-// operations, each a pass over the canvas (bandjoin, two blending ifthenelse, three maplut).
+// Blends of 8-bit layers in one pass, each giving the bytes of the libvips operations it replaces:
+// backgroundImage's (background_image.cc: a shadow's layer over the opaque background in sRGB, then
+// the subject over that in linear light; six libvips operations, each a pass over the canvas:
+// bandjoin, two blending ifthenelse, three maplut), and the flatten of a shadow's layer under a
+// cut-out for a step or the encoder (frames.h; libvips' general composite, in floats).
 #pragma once
 
 #include <vips/vips8>
@@ -25,5 +27,12 @@ bool linear_over_takes(const vips::VImage &subject, const vips::VImage &backgrou
  * as libvips' blending ifthenelse on the 16-bit linear values and background_image.cc's tables.
  */
 vips::VImage linear_over(const vips::VImage &subject, const vips::VImage &background, const vips::VImage *shadow);
+
+/** Whether srgb_over takes these: two 8-bit sRGB RGBA images of one size. */
+bool srgb_over_takes(const vips::VImage &under, const vips::VImage &image);
+
+/** `image` over `under`, as libvips' composite2 with mode OVER computes it for them (its vector path:
+ * premultiplied floats), as 8-bit RGBA. */
+vips::VImage srgb_over(const vips::VImage &under, const vips::VImage &image);
 
 }  // namespace matte
