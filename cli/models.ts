@@ -4,7 +4,6 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { COST_CLASSES } from '../lib/model-cost.js';
 import { modelPath, modelRegistry, modelsDir, restrictedLicense } from '../lib/models.js';
-import { fetchModel } from '../models/fetch.js';
 import { formatBytes } from './files.js';
 
 interface ModelRow {
@@ -96,6 +95,9 @@ export function modelsCommand(program: Command): void {
     .action(async (names: string[], flags: { json?: boolean }) => {
       const named = names.length > 0;
       const wanted = named ? names : [(await modelRegistry()).default];
+      // Loaded here, not with the program: the fetcher's HTTP client (undici) is a large part of a
+      // process's start, which every other command would pay.
+      const { fetchModel } = await import('../models/fetch.js');
       const fetched: Array<{ name: string; path: string }> = [];
       for (const name of wanted) fetched.push({ name, path: await fetchModel(name, { quiet: Boolean(flags.json), named }) });
       if (flags.json) process.stdout.write(`${JSON.stringify({ models: fetched })}\n`);
