@@ -1,5 +1,7 @@
 #include "enlarge.h"
 
+#include "fixed_point.h"
+
 #include <vips/vips.h>
 
 #include <algorithm>
@@ -18,9 +20,8 @@ namespace matte {
 
 namespace {
 
-constexpr int kBands = 3;
-constexpr int kTableSteps = VIPS_TRANSFORM_SCALE;  // coefficient tables every 1/64 of a pixel
-constexpr int kShift = VIPS_INTERPOLATE_SHIFT;     // 12-bit coefficients
+using namespace resample;
+
 constexpr int kHalf = 1 << (kShift - 1);
 
 // libvips 8.14's bicubic tables (bicubic.cpp, calculate_coefficients_catmull): Catmull-Rom at
@@ -65,8 +66,7 @@ Axis plan_axis(int in_size, int out_size, double inverse) {
   axis.taps.resize(out_size);
   for (int o = 0; o < out_size; o++) {
     const double position = (inverse * o + 0.5) + 1.0;
-    const int scaled = int(position * kTableSteps * 2);
-    const int step = ((scaled & (kTableSteps * 2 - 1)) + 1) >> 1;
+    const int step = table_step(position);
     axis.first[o] = int(position) - 3;
     std::memcpy(axis.taps[o].data(), table.c[step], sizeof table.c[step]);
   }
@@ -86,9 +86,6 @@ inline uint8_t clipped(const int16_t *const rows[4], const std::array<int, 4> &k
   return uint8_t(std::clamp(sum, 0, 255));
 }
 
-// Two taps as one 32-bit lane of int16 pairs, for madd.
-inline int32_t pair(int low, int high) { return int32_t(uint32_t(uint16_t(int16_t(low))) | uint32_t(uint16_t(int16_t(high))) << 16); }
-
 #if defined(__x86_64__)
 // Horizontal, one pixel at a time: its four taps' bytes (12 contiguous, the row padded) spread to
 // int16 pairs per band and multiplied-added with two taps at a time.
@@ -100,14 +97,12 @@ __attribute__((target("ssse3"))) void sample_row_ssse3(const uint8_t *row, const
   for (int x = 0; x < count; x++) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(row + offsets[x]));
     const std::array<int, 4> &k = taps[x];
-    __m128i sum = _mm_add_epi32(_mm_madd_epi16(_mm_shuffle_epi8(bytes, first), _mm_set1_epi32(pair(k[0], k[1]))),
-                                _mm_madd_epi16(_mm_shuffle_epi8(bytes, second), _mm_set1_epi32(pair(k[2], k[3]))));
+    __m128i sum = _mm_add_epi32(_mm_madd_epi16(_mm_shuffle_epi8(bytes, first), _mm_set1_epi32(tap_pair(k[0], k[1]))),
+                                _mm_madd_epi16(_mm_shuffle_epi8(bytes, second), _mm_set1_epi32(tap_pair(k[2], k[3]))));
     sum = _mm_srai_epi32(_mm_add_epi32(sum, round), kShift);
     _mm_storel_epi64(reinterpret_cast<__m128i *>(out + size_t(x) * kBands), _mm_packs_epi32(sum, sum));
   }
 }
-
-const bool has_ssse3 = (__builtin_cpu_init(), __builtin_cpu_supports("ssse3"));
 #endif
 
 // The horizontal samples of one padded row (the output has one int16 of slack after it).
@@ -125,7 +120,7 @@ void combine_rows(const int16_t *const rows[4], const std::array<int, 4> &k, uin
 #if defined(__x86_64__)
   // SSE2: the rows' samples interleaved in pairs and multiplied-added with two taps at a time;
   // the saturating packs clip to 0..255 as VIPS_CLIP does.
-  const __m128i k01 = _mm_set1_epi32(pair(k[0], k[1])), k23 = _mm_set1_epi32(pair(k[2], k[3]));
+  const __m128i k01 = _mm_set1_epi32(tap_pair(k[0], k[1])), k23 = _mm_set1_epi32(tap_pair(k[2], k[3]));
   const __m128i round = _mm_set1_epi32(kHalf);
   for (; i + 8 <= count; i += 8) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[0] + i));
@@ -164,17 +159,11 @@ int generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   padded.resize(size_t(end - start) * kBands + 16);
   offsets.resize(size_t(r.width));
   for (int x = 0; x < r.width; x++) offsets[x] = (e.across.first[r.left + x] - start) * kBands;
-  const int inside_from = std::max(start, left), inside_to = std::min(end, right + 1);
   const size_t stride = size_t(r.width) * kBands;
   samples.resize(stride * need.height + 1);
   for (int y = 0; y < need.height; y++) {
-    const uint8_t *source = VIPS_REGION_ADDR(ir, left, top + y) - size_t(left) * kBands;  // index 0 of the row
-    uint8_t *row = padded.data();
-    for (int p = start; p < inside_from; p++) std::memcpy(row + size_t(p - start) * kBands, source + size_t(left) * kBands, kBands);
-    std::memcpy(row + size_t(inside_from - start) * kBands, source + size_t(inside_from) * kBands,
-                size_t(inside_to - inside_from) * kBands);
-    for (int p = inside_to; p < end; p++) std::memcpy(row + size_t(p - start) * kBands, source + size_t(right) * kBands, kBands);
-    sample_row(row, offsets.data(), &e.across.taps[r.left], samples.data() + stride * y, r.width);
+    pad_row(VIPS_REGION_ADDR(ir, left, top + y) - size_t(left) * kBands, left, right, start, end, padded.data());
+    sample_row(padded.data(), offsets.data(), &e.across.taps[r.left], samples.data() + stride * y, r.width);
   }
   for (int y = r.top; y < r.top + r.height; y++) {
     const int16_t *rows[4];

@@ -1,5 +1,7 @@
 #include "reduce.h"
 
+#include "fixed_point.h"
+
 #include <vips/vips.h>
 
 #include <algorithm>
@@ -19,9 +21,8 @@ namespace matte {
 
 namespace {
 
-constexpr int kBands = 3;
-constexpr int kTableSteps = VIPS_TRANSFORM_SCALE;  // coefficient tables every 1/64 of a pixel
-constexpr int kShift = VIPS_INTERPOLATE_SHIFT;     // 12-bit coefficients
+using namespace resample;
+
 constexpr double kGap = 2.0;                       // vips_resize's default: a box shrink first past 2x a side
 constexpr int kMaxPoints = 2000;                   // reduceh/reducev refuse larger masks
 
@@ -83,12 +84,11 @@ Axis plan_axis(int in_size, int out_size, double shrink, double extra) {
   for (int o = 0; o < out_size; o++) {
     const double position = (o + 0.5) * shrink - 0.5 - offset;
     const int index = int(position);
-    const int step = ((int(position * kTableSteps * 2) & (kTableSteps * 2 - 1)) + 1) >> 1;
+    const int step = table_step(position);
     axis.first[o] = index - margin;
     const int *taps = &table[step * axis.n];
     int32_t *pairs = &axis.coefficients[size_t(o) * axis.pairs];
-    for (int i = 0; i < axis.n; i++)
-      pairs[i / 2] |= int32_t(uint32_t(uint16_t(int16_t(taps[i]))) << (i % 2 ? 16 : 0));
+    for (int i = 0; i < axis.n; i += 2) pairs[i / 2] = tap_pair(taps[i], i + 1 < axis.n ? taps[i + 1] : 0);
   }
   return axis;
 }
@@ -127,7 +127,6 @@ __attribute__((target("avx2"))) int reduce_rows_avx2(const uint8_t *const *rows,
   return x;
 }
 
-const bool has_avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 #endif
 
 // Vertical: out[x] from the same x of 2 x pairs rows (the last one may be a copy, with a 0 tap).
@@ -231,7 +230,6 @@ __attribute__((target("avx2"))) void reduce_pixels_avx2(const uint8_t *row, cons
   if (x < count) reduce_pixels_ssse3(row, offsets + x, coefficients + size_t(x) * npairs, npairs, out + x * kBands, count - x);
 }
 
-const bool has_ssse3 = (__builtin_cpu_init(), __builtin_cpu_supports("ssse3"));
 #endif
 
 void reduce_pixels(const uint8_t *row, const int *offsets, const int32_t *coefficients, int npairs, uint8_t *out,
@@ -280,14 +278,8 @@ int generate_horizontal(VipsRegion *out, void *seq, void *, void *b, gboolean *)
   for (int x = 0; x < r.width; x++) offsets[x] = axis.first[r.left + x] - start;
   // What the region holds is [lo, hi]: pixels past hi are the image's edge repeated, or (inside the
   // image) only ever read by the 0 tap that rounds an odd mask up to pairs.
-  const int inside_from = std::max(start, 0), inside_to = std::min(end, hi + 1);
   for (int y = r.top; y < r.top + r.height; y++) {
-    const uint8_t *source = VIPS_REGION_ADDR(ir, lo, y) - size_t(lo) * kBands;  // index 0 of the row
-    for (int p = start; p < inside_from; p++) std::memcpy(&padded[size_t(p - start) * kBands], source, kBands);
-    std::memcpy(&padded[size_t(inside_from - start) * kBands], source + size_t(inside_from) * kBands,
-                size_t(inside_to - inside_from) * kBands);
-    const uint8_t *last = source + size_t(hi) * kBands;
-    for (int p = inside_to; p < end; p++) std::memcpy(&padded[size_t(p - start) * kBands], last, kBands);
+    pad_row(VIPS_REGION_ADDR(ir, lo, y) - size_t(lo) * kBands, lo, hi, start, end, padded.data());
     reduce_pixels(padded.data(), offsets.data(), &axis.coefficients[size_t(r.left) * axis.pairs], axis.pairs,
                   VIPS_REGION_ADDR(out, r.left, y), r.width);
   }
