@@ -92,15 +92,19 @@ export function formatOf(b: Buffer): string {
 export function makeGif(width: number, height: number, colours: Array<[number, number, number]>, options: { delay?: number; delays?: number[]; repeat?: number; frameFn?: (i: number) => PixelFn } = {}): Buffer {
   const gif = GIFEncoder();
   colours.forEach((colour, i) => {
+    const frame = { delay: options.delays?.[i] ?? options.delay ?? 100, repeat: options.repeat ?? 0 };
+    // A frame of one colour is that colour's palette and index 0 everywhere, what gifenc's quantizer
+    // gives too; the quantizer allocates two tables of 65,536 entries a frame, which made a
+    // 5000-frame GIF take most of a minute.
+    if (!options.frameFn) return gif.writeFrame(new Uint8Array(width * height), width, height, { ...frame, palette: [[colour[0], colour[1], colour[2]]] });
     const rgba = new Uint8Array(width * height * 4);
     for (let y = 0; y < height; y++)
       for (let x = 0; x < width; x++) {
-        const p = options.frameFn ? options.frameFn(i)(x, y) : colour;
+        const p = options.frameFn(i)(x, y);
         rgba.set([p[0], p[1], p[2], 255], (y * width + x) * 4);
       }
     const palette = quantize(rgba, 256);
-    const index = applyPalette(rgba, palette);
-    gif.writeFrame(index, width, height, { palette, delay: options.delays?.[i] ?? options.delay ?? 100, repeat: options.repeat ?? 0 });
+    gif.writeFrame(applyPalette(rgba, palette), width, height, { ...frame, palette });
   });
   gif.finish();
   return Buffer.from(gif.bytes());
