@@ -5,6 +5,7 @@
 #include "huge_pages.h"
 #include "libvips.h"
 #include "sniff.h"
+#include "turn.h"
 #include "steps/operations.h"
 
 #include <algorithm>
@@ -126,7 +127,7 @@ std::atomic<uint64_t> decoded_total{0};
 // EXIF orientation applied and every frame made 8-bit sRGB.
 void finish_frames(Frames &frames, int orientation) {
   for (auto &frame : frames.images) {
-    if (orientation != 1) frame = frame.autorot();
+    if (orientation != 1) frame = upright(frame, orientation);
     frame = to_srgb(frame);
   }
 }

@@ -1,4 +1,6 @@
 // flip: h mirrors left-right, v top-bottom, hv both.
+#include "../turn.h"
+#include "operations.h"
 #include "steps.h"
 
 #include <string>
@@ -7,11 +9,9 @@ using vips::VImage;
 
 namespace matte {
 
+// A top-bottom mirror is a turn by 180 mirrored left-right; both mirrors, the turn alone.
 static VImage flip(const VImage &in, const Step &step) {
-  VImage out = in;
-  if (step.horizontal) out = out.flip(VIPS_DIRECTION_HORIZONTAL);
-  if (step.vertical) out = out.flip(VIPS_DIRECTION_VERTICAL);
-  return out;
+  return turned(in, step.vertical ? 180 : 0, step.horizontal != step.vertical);
 }
 
 void read_flip(const PlanFields &fields, Step &step) {
@@ -23,12 +23,14 @@ void read_flip(const PlanFields &fields, Step &step) {
 // A left-right mirror of the strip mirrors each frame; a top-bottom one would swap the frames.
 bool flip_on_strip(const Step &step) { return !step.vertical; }
 
-void run_flip(Frames &frames, const Step &step, const StepContext &) {
+void run_flip(Frames &frames, const Step &step, const StepContext &context) {
   frames.move_subject([&](const Box &box) {
     return Box{step.horizontal ? frames.width() - box.right() : box.left,
                step.vertical ? frames.height() - box.bottom() : box.top, box.width, box.height};
   });
   if (frames.is_strip()) return frames.apply_pointwise([&](const VImage &image) { return flip(image, step); });
+  // A top-bottom mirror reads its input's last rows first: computed once into memory.
+  if (step.vertical) materialise(frames, context.budget);
   frames.apply([&](const VImage &image) { return flip(image, step); });
 }
 

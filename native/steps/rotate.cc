@@ -1,5 +1,7 @@
 // rotate: 90, 180 or 270 degrees clockwise, exact (no interpolation).
 #include "../errors.h"
+#include "../turn.h"
+#include "operations.h"
 #include "steps.h"
 
 #include <utility>
@@ -7,15 +9,6 @@
 using vips::VImage;
 
 namespace matte {
-
-static VImage rotate(const VImage &in, const Step &step) {
-  switch (step.angle) {
-    case 90: return in.rot(VIPS_ANGLE_D90);
-    case 180: return in.rot(VIPS_ANGLE_D180);
-    case 270: return in.rot(VIPS_ANGLE_D270);
-  }
-  return in;
-}
 
 void read_rotate(const PlanFields &fields, Step &step) {
   step.angle = int(fields.number("angle", 0));
@@ -36,9 +29,11 @@ static Box rotated(const Box &box, int angle, int width, int height) {
   return box;
 }
 
-void run_rotate(Frames &frames, const Step &step, const StepContext &) {
+void run_rotate(Frames &frames, const Step &step, const StepContext &context) {
   const int width = frames.width(), height = frames.height();
-  frames.apply([&](const VImage &image) { return rotate(image, step); });
+  // A turn reads its input's columns: computed once into memory rather than tile by tile.
+  materialise(frames, context.budget);
+  frames.apply([&](const VImage &image) { return turned(image, step.angle, false); });
   frames.move_subject([&](const Box &box) { return rotated(box, step.angle, width, height); });
 }
 
