@@ -81,6 +81,11 @@ struct Frames {
   // decode_later): the EXIF orientation still to apply once decode_in_memory() has decoded them.
   std::optional<int> undecoded_orientation;
 
+  // Set by load() when the first step, a resize, runs on the image as stored (LoadOptions::
+  // first_step): the EXIF orientation whose turn that resize gives its result (steps/resize.cc).
+  // The sizes of the frames are then the stored ones; logical_width and logical_height are upright.
+  std::optional<int> orientation_after_resize;
+
   bool is_strip() const { return strip_pages > 0; }
   int width() const { return images.front().width(); }
   int height() const { return is_strip() ? images.front().height() / strip_pages : images.front().height(); }

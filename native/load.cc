@@ -7,6 +7,7 @@
 #include "sniff.h"
 #include "turn.h"
 #include "steps/operations.h"
+#include "steps/steps.h"
 
 #include <algorithm>
 #include <atomic>
@@ -124,6 +125,18 @@ VImage to_srgb(VImage image) {
 
 std::atomic<uint64_t> decoded_total{0};
 
+// Whether a first step can take the image as stored and turn its result upright after
+// (steps/resize.cc): a resize that makes no side larger (libvips' enlargement is not symmetric
+// under a turn, and turning the smaller source is cheaper anyway) and chooses its window by
+// arithmetic, not by looking at the upright image as subject and attention do.
+bool turns_after(const Step *first, const VImage &header, int orientation) {
+  if (!first || first->op != Op::Resize || first->gravity == Gravity::Subject || first->gravity == Gravity::Attention) return false;
+  const bool swapped = orientation >= 5;
+  const int width = swapped ? header.height() : header.width(), height = swapped ? header.width() : header.height();
+  const ResizeGeometry g = resize_geometry(width, height, *first);
+  return g.scaled_width <= width && g.scaled_height <= height;
+}
+
 // EXIF orientation applied and every frame made 8-bit sRGB.
 void finish_frames(Frames &frames, int orientation) {
   for (auto &frame : frames.images) {
@@ -194,8 +207,10 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   if (!all_frames && first && first->downscale)
     shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step, *first);
 
-  // A turn by EXIF orientation reads the rows out of order.
-  const bool random = !options.sequential || orientation != 1;
+  // A turn by EXIF orientation reads the rows out of order, unless a first resize turns its
+  // smaller result instead: the decode then streams into it as for an upright image.
+  const bool turn_after_resize = orientation != 1 && !all_frames && turns_after(options.first_step, header, orientation);
+  const bool random = !options.sequential || (orientation != 1 && !turn_after_resize);
   // Where libvips would decode a random-access image of these formats into memory itself, the
   // pipeline does it instead, into a buffer of ours (decode_in_memory): libvips' buffer is fresh
   // from malloc for every job and faults in 4 KiB at a time. Above libvips' threshold for a
@@ -244,10 +259,12 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   } else {
     for (int i = 0; i < count; i++) frames.images.push_back(image.crop(0, i * page_height, image.width(), page_height));
   }
+  const int turn_now = turn_after_resize && count == 1 ? 1 : orientation;
+  if (turn_now != orientation) frames.orientation_after_resize = orientation;
   if (later)
-    frames.undecoded_orientation = orientation;
+    frames.undecoded_orientation = turn_now;
   else
-    finish_frames(frames, orientation);
+    finish_frames(frames, turn_now);
   frames.delays.resize(all_frames ? count : 0, 100);
   if (orientation == 1 && shrink == 1) {
     frames.logical_width = frames.width();

@@ -12,14 +12,15 @@ namespace matte {
 namespace {
 
 // What every region of a turned image is made with, kept in the image's own memory.
-struct Turn {
+struct Turning {
   int angle;  // clockwise: 0, 90, 180, 270
   bool mirror;
   int in_width, in_height, out_width;
 };
 
 // The input pixel that output pixel (x, y) copies: the mirror first (on the output), then the turn.
-void source_of(const Turn &t, int x, int y, int &sx, int &sy) {
+// Affine: it holds for points past the edges too.
+void source_of(const Turning &t, int x, int y, int &sx, int &sy) {
   if (t.mirror) x = t.out_width - 1 - x;
   switch (t.angle) {
     case 90: sx = y, sy = t.in_height - 1 - x; return;
@@ -53,7 +54,7 @@ constexpr int kBlock = 64;
 
 int turn_generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   VipsRegion *in = static_cast<VipsRegion *>(seq);
-  const Turn &t = *static_cast<const Turn *>(b);
+  const Turning &t = *static_cast<const Turning *>(b);
   const VipsRect *r = &out->valid;
   // The input rectangle the region's four corners come from.
   int x0, y0, x1, y1;
@@ -101,20 +102,29 @@ VImage turned(const VImage &in, int angle, bool mirror) {
   // The input lives as long as the output (unreferenced when it closes); the settings in its memory.
   g_object_ref(input);
   vips_object_local(out, input);
-  auto *t = static_cast<Turn *>(vips_malloc(VIPS_OBJECT(out), sizeof(Turn)));
+  auto *t = static_cast<Turning *>(vips_malloc(VIPS_OBJECT(out), sizeof(Turning)));
   if (!t) throw vips::VError();
-  *t = Turn{angle, mirror, in.width(), in.height(), out->Xsize};
+  *t = Turning{angle, mirror, in.width(), in.height(), out->Xsize};
   if (vips_image_generate(out, vips_start_one, turn_generate, vips_stop_one, input, t)) throw vips::VError();
   return result;
 }
 
+Turn turn_of(int orientation) {
+  static const Turn kTurns[9] = {{0, false}, {0, false}, {0, true}, {180, false}, {180, true}, {90, true}, {90, false}, {270, true}, {270, false}};
+  return kTurns[orientation >= 1 && orientation <= 8 ? orientation : 1];
+}
+
+VipsRect turned_source(const VipsRect &out, int in_width, int in_height, Turn turn) {
+  const bool swapped = turn.angle == 90 || turn.angle == 270;
+  const Turning t{turn.angle, turn.mirror, in_width, in_height, swapped ? in_height : in_width};
+  int x0, y0, x1, y1;
+  source_of(t, out.left, out.top, x0, y0);
+  source_of(t, out.left + out.width - 1, out.top + out.height - 1, x1, y1);
+  return VipsRect{std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0) + 1, std::abs(y1 - y0) + 1};
+}
+
 VImage upright(const VImage &in, int orientation) {
-  // vips_autorot's table: a turn, then a left-right mirror.
-  static const struct {
-    int angle;
-    bool mirror;
-  } kTurns[9] = {{0, false}, {0, false}, {0, true}, {180, false}, {180, true}, {90, true}, {90, false}, {270, true}, {270, false}};
-  const auto turn = kTurns[orientation >= 1 && orientation <= 8 ? orientation : 1];
+  const Turn turn = turn_of(orientation);
   // A new image of ours whose metadata no one else reads yet: the tags can go in place.
   VImage out = turned(in, turn.angle, turn.mirror).copy();
   vips_autorot_remove_angle(out.get_image());

@@ -18,6 +18,21 @@ namespace matte {
  */
 vips::VImage turned(const vips::VImage &in, int angle, bool mirror);
 
+/** A clockwise turn, then a left-right mirror when `mirror`. */
+struct Turn {
+  int angle;
+  bool mirror;
+};
+
+/** The turn that makes an image of EXIF orientation 1..8 upright (vips_autorot's table). */
+Turn turn_of(int orientation);
+
+/**
+ * The rectangle of an in_width x in_height image whose pixels `turn` carries onto `out` (a
+ * rectangle of the turned image, which may reach past its edges: a pad's box).
+ */
+VipsRect turned_source(const VipsRect &out, int in_width, int in_height, Turn turn);
+
 /** `in` upright by its EXIF orientation (1..8), the orientation tags removed: vips_autorot's result. */
 vips::VImage upright(const vips::VImage &in, int orientation);
 

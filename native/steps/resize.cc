@@ -4,6 +4,7 @@
 #include "../errors.h"
 #include "../resample/enlarge.h"
 #include "../resample/reduce.h"
+#include "../turn.h"
 #include "alpha.h"
 #include "gravity.h"
 #include "steps.h"
@@ -228,7 +229,23 @@ static void scale_frames(Frames &frames, const ResizeGeometry &g, const Step &st
   frames.apply([&](const VImage &image) { return resize(image, g, step); });  // only the window is left
 }
 
+// A first resize of an image that load.cc left as stored: g (upright) turned back onto the stored
+// image, scaled and cut there, then the result turned upright. The turn copies the small result
+// rather than the decoded image, and the decode streams into the resize as an upright one does.
+// There is no subject's box yet to move.
+static void resize_then_turn(Frames &frames, const ResizeGeometry &g, const Step &step) {
+  const int orientation = *frames.orientation_after_resize;
+  frames.orientation_after_resize.reset();
+  const Turn turn = turn_of(orientation);
+  const bool swapped = turn.angle == 90 || turn.angle == 270;
+  const int64_t width = swapped ? g.scaled_height : g.scaled_width, height = swapped ? g.scaled_width : g.scaled_height;
+  const VipsRect box = turned_source({int(g.left), int(g.top), int(g.width), int(g.height)}, int(width), int(height), turn);
+  scale_frames(frames, {width, height, box.width, box.height, box.left, box.top}, step);
+  frames.apply([&](const VImage &image) { return upright(image, orientation); });
+}
+
 void resize_frames(Frames &frames, const ResizeGeometry &g, const Step &step) {
+  if (frames.orientation_after_resize) return resize_then_turn(frames, g, step);
   const double sx = double(g.scaled_width) / frames.width(), sy = double(g.scaled_height) / frames.height();
   scale_frames(frames, g, step);
   // Checked (check_resize): the sides fit in int.
