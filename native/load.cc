@@ -209,7 +209,8 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
 
   // A turn by EXIF orientation reads the rows out of order, unless a first resize turns its
   // smaller result instead: the decode then streams into it as for an upright image.
-  const bool turn_after_resize = orientation != 1 && !all_frames && turns_after(options.first_step, header, orientation);
+  const bool turn_after_resize = orientation != 1 && !all_frames && options.job_first_step == options.first_step &&
+                                 turns_after(options.first_step, header, orientation);
   const bool random = !options.sequential || (orientation != 1 && !turn_after_resize);
   // Where libvips would decode a random-access image of these formats into memory itself, the
   // pipeline does it instead, into a buffer of ours (decode_in_memory): libvips' buffer is fresh

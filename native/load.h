@@ -23,6 +23,11 @@ struct LoadOptions {
   // The job's own load: an image its steps read out of order may be left undecoded, for
   // decode_in_memory() after the job's cost checks and under its budget.
   bool decode_later = false;
+  // The job's own load, whose steps run on the frames: its first step (first_step), which, a
+  // resize, may take an EXIF-turned image as stored and turn its result (steps/resize.cc,
+  // Frames::orientation_after_resize). Loads for other readers (the model's smaller input, a
+  // background image), which read the frames themselves, turn at once.
+  const Step *job_first_step = nullptr;
 };
 
 /** The bytes every decode of this process produced so far (width x height x bands x sample size): probes and tests. */

@@ -130,6 +130,7 @@ Encoded run(const uint8_t *data, size_t size, const Plan &plan, const Model *mod
   options.sequential = streams(plan) && (!options.all_frames || runs_on_strip(plan));
   options.limits = plan.limits;
   options.first_step = plan.steps.empty() ? nullptr : &plan.steps.front();
+  options.job_first_step = options.first_step;
   options.decode_later = true;
 
   try {

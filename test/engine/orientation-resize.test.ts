@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { edit, type Operation } from '../../lib/index.js';
-import { convert, decode, makePng, withExifOrientation } from '../helpers/images.js';
+import { convert, decode, makePng, pixel, solid, withExifOrientation } from '../helpers/images.js';
 
 // Smooth enough that a resize's rounding stays small; a dark corner block and a bright stripe on
 // the right make every turn and mirror tell apart.
@@ -66,6 +66,17 @@ test('an enlarging first resize still turns first (the same bytes)', async () =>
   const turned = await edit(jpeg, [{ resize }], { format: 'png' });
   const first = await edit(stored, [{ rotate: 90 }, { resize }], { format: 'png' });
   assert.ok(turned.data.equals(first.data));
+});
+
+test('a background image with an EXIF orientation is turned', async () => {
+  // The stored photo turned by orientation 6 is 400x640: its corner block lands top right, its
+  // stripe along the bottom; a 40x64 canvas holds all of it.
+  const backdrop = withExifOrientation(stored, 6);
+  const out = await decode((await edit(solid(40, 64, [0, 0, 0, 0]), [{ backgroundImage: true }], { backgroundImage: backdrop, format: 'png' })).data);
+  const [r, g, b] = pixel(out, 38, 3);
+  assert.ok(b! > r! + 60 && b! > g! + 60, `top right ${r},${g},${b}: the corner block`);
+  const [r2, g2, b2] = pixel(out, 20, 62);
+  assert.ok(r2! > 200 && g2! > 200 && b2! < 120, `bottom ${r2},${g2},${b2}: the stripe`);
 });
 
 test.run();
