@@ -129,10 +129,9 @@ std::atomic<uint64_t> decoded_total{0};
 // (steps/resize.cc): a resize that makes no side larger (libvips' enlargement is not symmetric
 // under a turn, and turning the smaller source is cheaper anyway) and chooses its window by
 // arithmetic, not by looking at the upright image as subject and attention do.
-bool turns_after(const Step *first, const VImage &header, int orientation) {
+// `width` x `height`: the image's upright size.
+bool turns_after(const Step *first, int width, int height) {
   if (!first || first->op != Op::Resize || first->gravity == Gravity::Subject || first->gravity == Gravity::Attention) return false;
-  const bool swapped = orientation >= 5;
-  const int width = swapped ? header.height() : header.width(), height = swapped ? header.width() : header.height();
   const ResizeGeometry g = resize_geometry(width, height, *first);
   return g.scaled_width <= width && g.scaled_height <= height;
 }
@@ -207,10 +206,15 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   if (!all_frames && first && first->downscale)
     shrink = shrink_on_load(type, header.width(), header.height(), orientation, *options.first_step, *first);
 
+  // The logical size is the stored size after orientation, before any shrink-on-load.
+  const bool swapped = orientation >= 5;
+  const int upright_width = swapped ? header.height() : header.width();
+  const int upright_height = swapped ? header.width() : header.height();
+
   // A turn by EXIF orientation reads the rows out of order, unless a first resize turns its
   // smaller result instead: the decode then streams into it as for an upright image.
   const bool turn_after_resize = orientation != 1 && !all_frames && options.job_first_step == options.first_step &&
-                                 turns_after(options.first_step, header, orientation);
+                                 turns_after(options.first_step, upright_width, upright_height);
   const bool random = !options.sequential || (orientation != 1 && !turn_after_resize);
   // Where libvips would decode a random-access image of these formats into memory itself, the
   // pipeline does it instead, into a buffer of ours (decode_in_memory): libvips' buffer is fresh
@@ -245,10 +249,8 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
     if (image.get_typeof("delay")) frames.delays = image.get_array_int("delay");
     if (image.get_typeof("loop")) frames.loop = image.get_int("loop");
   }
-  // The logical size is the stored size after orientation, before any shrink-on-load.
-  bool swapped = orientation >= 5;
-  frames.logical_width = swapped ? header.height() : header.width();
-  frames.logical_height = swapped ? header.width() : header.height();
+  frames.logical_width = upright_width;
+  frames.logical_height = upright_height;
 
   int count = page_height > 0 ? image.height() / page_height : 0;
   if (count < 1) throw unsupported_image("the image has no frames");
@@ -260,8 +262,9 @@ Frames load(const uint8_t *data, size_t size, const LoadOptions &options) {
   } else {
     for (int i = 0; i < count; i++) frames.images.push_back(image.crop(0, i * page_height, image.width(), page_height));
   }
-  const int turn_now = turn_after_resize && count == 1 ? 1 : orientation;
-  if (turn_now != orientation) frames.orientation_after_resize = orientation;
+  // Without all frames there is one: the first resize turns it.
+  if (turn_after_resize) frames.orientation_after_resize = orientation;
+  const int turn_now = turn_after_resize ? 1 : orientation;
   if (later)
     frames.undecoded_orientation = turn_now;
   else

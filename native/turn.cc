@@ -13,21 +13,29 @@ namespace {
 
 // What every region of a turned image is made with, kept in the image's own memory.
 struct Turning {
-  int angle;  // clockwise: 0, 90, 180, 270
-  bool mirror;
-  int in_width, in_height, out_width;
+  Turn turn;
+  int in_width, in_height;
+  int out_width() const { return turn.swaps() ? in_height : in_width; }
 };
 
 // The input pixel that output pixel (x, y) copies: the mirror first (on the output), then the turn.
 // Affine: it holds for points past the edges too.
 void source_of(const Turning &t, int x, int y, int &sx, int &sy) {
-  if (t.mirror) x = t.out_width - 1 - x;
-  switch (t.angle) {
+  if (t.turn.mirror) x = t.out_width() - 1 - x;
+  switch (t.turn.angle) {
     case 90: sx = y, sy = t.in_height - 1 - x; return;
     case 180: sx = t.in_width - 1 - x, sy = t.in_height - 1 - y; return;
     case 270: sx = t.in_width - 1 - y, sy = x; return;
     default: sx = x, sy = y; return;
   }
+}
+
+// The input rectangle whose pixels the turn carries onto `out`: where its corners come from.
+VipsRect source_rect(const Turning &t, const VipsRect &out) {
+  int x0, y0, x1, y1;
+  source_of(t, out.left, out.top, x0, y0);
+  source_of(t, VIPS_RECT_RIGHT(&out) - 1, VIPS_RECT_BOTTOM(&out) - 1, x1, y1);
+  return VipsRect{std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0) + 1, std::abs(y1 - y0) + 1};
 }
 
 // n pixels of PS bytes to q, read from p onwards `step` bytes apart.
@@ -56,11 +64,7 @@ int turn_generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   VipsRegion *in = static_cast<VipsRegion *>(seq);
   const Turning &t = *static_cast<const Turning *>(b);
   const VipsRect *r = &out->valid;
-  // The input rectangle the region's four corners come from.
-  int x0, y0, x1, y1;
-  source_of(t, r->left, r->top, x0, y0);
-  source_of(t, VIPS_RECT_RIGHT(r) - 1, VIPS_RECT_BOTTOM(r) - 1, x1, y1);
-  VipsRect need{std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0) + 1, std::abs(y1 - y0) + 1};
+  VipsRect need = source_rect(t, *r);
   if (vips_region_prepare(in, &need)) return -1;
   const int ps = VIPS_IMAGE_SIZEOF_PEL(in->im);
   const ptrdiff_t line = VIPS_REGION_LSKIP(in);
@@ -83,12 +87,13 @@ int turn_generate(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
 
 }  // namespace
 
-VImage turned(const VImage &in, int angle, bool mirror) {
-  if (angle == 0 && !mirror) return in;
+VImage turned(const VImage &in, Turn turn) {
+  const int angle = turn.angle;
+  if (angle == 0 && !turn.mirror) return in;
   // Coded pixels (LABQ, RAD) are not whole bytes a band: libvips' own operations.
   if (in.get_image()->Coding != VIPS_CODING_NONE) {
     const VImage out = angle == 0 ? in : in.rot(angle == 90 ? VIPS_ANGLE_D90 : angle == 180 ? VIPS_ANGLE_D180 : VIPS_ANGLE_D270);
-    return mirror ? out.flip(VIPS_DIRECTION_HORIZONTAL) : out;
+    return turn.mirror ? out.flip(VIPS_DIRECTION_HORIZONTAL) : out;
   }
   VipsImage *out = vips_image_new();
   VImage result(out);  // owns it from here, on an error too
@@ -96,15 +101,14 @@ VImage turned(const VImage &in, int angle, bool mirror) {
   VipsImage *inputs[] = {input, nullptr};
   // Full-width strips: a turn by 90 or 270 reads columns of its input, which is in memory.
   if (vips_image_pipeline_array(out, VIPS_DEMAND_STYLE_FATSTRIP, inputs)) throw vips::VError();
-  const bool swapped = angle == 90 || angle == 270;
-  out->Xsize = swapped ? in.height() : in.width();
-  out->Ysize = swapped ? in.width() : in.height();
+  out->Xsize = turn.swaps() ? in.height() : in.width();
+  out->Ysize = turn.swaps() ? in.width() : in.height();
   // The input lives as long as the output (unreferenced when it closes); the settings in its memory.
   g_object_ref(input);
   vips_object_local(out, input);
   auto *t = static_cast<Turning *>(vips_malloc(VIPS_OBJECT(out), sizeof(Turning)));
   if (!t) throw vips::VError();
-  *t = Turning{angle, mirror, in.width(), in.height(), out->Xsize};
+  *t = Turning{turn, in.width(), in.height()};
   if (vips_image_generate(out, vips_start_one, turn_generate, vips_stop_one, input, t)) throw vips::VError();
   return result;
 }
@@ -115,18 +119,12 @@ Turn turn_of(int orientation) {
 }
 
 VipsRect turned_source(const VipsRect &out, int in_width, int in_height, Turn turn) {
-  const bool swapped = turn.angle == 90 || turn.angle == 270;
-  const Turning t{turn.angle, turn.mirror, in_width, in_height, swapped ? in_height : in_width};
-  int x0, y0, x1, y1;
-  source_of(t, out.left, out.top, x0, y0);
-  source_of(t, out.left + out.width - 1, out.top + out.height - 1, x1, y1);
-  return VipsRect{std::min(x0, x1), std::min(y0, y1), std::abs(x1 - x0) + 1, std::abs(y1 - y0) + 1};
+  return source_rect(Turning{turn, in_width, in_height}, out);
 }
 
 VImage upright(const VImage &in, int orientation) {
-  const Turn turn = turn_of(orientation);
   // A new image of ours whose metadata no one else reads yet: the tags can go in place.
-  VImage out = turned(in, turn.angle, turn.mirror).copy();
+  VImage out = turned(in, turn_of(orientation)).copy();
   vips_autorot_remove_angle(out.get_image());
   return out;
 }

@@ -10,19 +10,20 @@
 
 namespace matte {
 
-/**
- * `in` turned clockwise by `angle` (0, 90, 180 or 270), then mirrored left to right when `mirror`.
- * A top-bottom mirror is a turn by 180 mirrored. Anything but a left-right mirror alone reads its
- * input out of row order: hand it an image in memory (or one libvips decodes whole on first
- * read), as libvips' rot wants too.
- */
-vips::VImage turned(const vips::VImage &in, int angle, bool mirror);
-
-/** A clockwise turn, then a left-right mirror when `mirror`. */
+/** A clockwise turn by `angle` (0, 90, 180 or 270), then a left-right mirror when `mirror`. */
 struct Turn {
   int angle;
   bool mirror;
+  /** Whether the turned image's width is the input's height. */
+  bool swaps() const { return angle == 90 || angle == 270; }
 };
+
+/**
+ * `in` turned. A top-bottom mirror is a turn by 180 mirrored. Anything but a left-right mirror
+ * alone reads its input out of row order: hand it an image in memory (or one libvips decodes whole
+ * on first read), as libvips' rot wants too.
+ */
+vips::VImage turned(const vips::VImage &in, Turn turn);
 
 /** The turn that makes an image of EXIF orientation 1..8 upright (vips_autorot's table). */
 Turn turn_of(int orientation);

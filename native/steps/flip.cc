@@ -11,7 +11,7 @@ namespace matte {
 
 // A top-bottom mirror is a turn by 180 mirrored left-right; both mirrors, the turn alone.
 static VImage flip(const VImage &in, const Step &step) {
-  return turned(in, step.vertical ? 180 : 0, step.horizontal != step.vertical);
+  return turned(in, {step.vertical ? 180 : 0, step.horizontal != step.vertical});
 }
 
 void read_flip(const PlanFields &fields, Step &step) {

@@ -237,8 +237,7 @@ static void resize_then_turn(Frames &frames, const ResizeGeometry &g, const Step
   const int orientation = *frames.orientation_after_resize;
   frames.orientation_after_resize.reset();
   const Turn turn = turn_of(orientation);
-  const bool swapped = turn.angle == 90 || turn.angle == 270;
-  const int64_t width = swapped ? g.scaled_height : g.scaled_width, height = swapped ? g.scaled_width : g.scaled_height;
+  const int64_t width = turn.swaps() ? g.scaled_height : g.scaled_width, height = turn.swaps() ? g.scaled_width : g.scaled_height;
   const VipsRect box = turned_source({int(g.left), int(g.top), int(g.width), int(g.height)}, int(width), int(height), turn);
   scale_frames(frames, {width, height, box.width, box.height, box.left, box.top}, step);
   frames.apply([&](const VImage &image) { return upright(image, orientation); });

@@ -33,7 +33,7 @@ void run_rotate(Frames &frames, const Step &step, const StepContext &context) {
   const int width = frames.width(), height = frames.height();
   // A turn reads its input's columns: computed once into memory rather than tile by tile.
   materialise(frames, context.budget);
-  frames.apply([&](const VImage &image) { return turned(image, step.angle, false); });
+  frames.apply([&](const VImage &image) { return turned(image, {step.angle, false}); });
   frames.move_subject([&](const Box &box) { return rotated(box, step.angle, width, height); });
 }
 
