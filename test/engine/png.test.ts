@@ -18,6 +18,7 @@ import { PNG } from 'pngjs';
 import { edit } from '../../lib/index.js';
 import { convert, makePng } from '../helpers/images.js';
 import { failure } from '../helpers/failure.js';
+import { uninstrumentedEnv } from '../helpers/uninstrumented-env.js';
 
 const run = promisify(execFile);
 const SHARP_CHILD = fileURLToPath(new URL('./png-sharp-child.js', import.meta.url));
@@ -140,7 +141,7 @@ async function sharpDecode(pngs: Buffer[]): Promise<Array<{ width: number; heigh
       return file;
     }),
   );
-  const { stdout } = await run(process.execPath, [SHARP_CHILD, ...files], { timeout: 120_000, maxBuffer: 1 << 20 });
+  const { stdout } = await run(process.execPath, [SHARP_CHILD, ...files], { timeout: 120_000, maxBuffer: 1 << 20, env: uninstrumentedEnv() });
   const seen = JSON.parse(stdout.trim().split('\n').pop()!) as Array<{ file: string; width: number; height: number; channels: number }>;
   return Promise.all(seen.map(async (s) => ({ ...s, data: await readFile(`${s.file}.raw`) })));
 }

@@ -13,6 +13,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { uninstrumentedEnv } from './uninstrumented-env.js';
 
 export interface SharpJob {
   input: string;
@@ -35,7 +36,7 @@ const CHILD = fileURLToPath(import.meta.url);
 export async function runSharp(jobs: SharpJob[], scratch: string): Promise<SharpInfo[]> {
   const file = `${scratch}/sharp-jobs-${process.pid}-${Date.now()}.json`;
   await writeFile(file, JSON.stringify(jobs));
-  const { stdout } = await promisify(execFile)(process.execPath, [CHILD, file], { maxBuffer: 16 << 20 });
+  const { stdout } = await promisify(execFile)(process.execPath, [CHILD, file], { maxBuffer: 16 << 20, env: uninstrumentedEnv() });
   return JSON.parse(stdout) as SharpInfo[];
 }
 
