@@ -115,3 +115,15 @@ export async function brightnessModel(dir: string, name: string, size = 16): Pro
     path,
   } as ModelEntry & { path: string };
 }
+
+/**
+ * brightnessModel() as a server's one model: its file and a models file (MATTE_MODELS_FILE) in
+ * `dir`, and the environment that makes a server load it, for tests where what is asserted does
+ * not depend on which model made the matte.
+ */
+export async function brightnessModelEnv(dir: string, size = 64): Promise<{ entry: ModelEntry & { path: string }; env: Record<string, string> }> {
+  const entry = await brightnessModel(dir, 'mean', size);
+  const file = join(dir, 'models.json');
+  await writeFile(file, JSON.stringify({ models: { mean: entry } }));
+  return { entry, env: { MATTE_MODELS: 'mean', MATTE_MODELS_FILE: file } };
+}

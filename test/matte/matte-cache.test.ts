@@ -1,6 +1,7 @@
 // run-tests: parallel
 // The library's matte cache (lib/matte-cache.ts) with a cache of its own (a Map), through the real
-// addon and u2netp: the second job on the same image is served the matte (a hit) and gives the
+// addon and a small model (test/helpers/onnx.ts: the matte is the pixel's brightness; what the
+// cache holds and keys does not depend on which model made the matte): the second job on the same image is served the matte (a hit) and gives the
 // same pixels as computing it; what the key holds decides what is shared (the model's entry
 // settings included); a corrupt, truncated or foreign entry, an answer that is not bytes, or a
 // cache that throws, is recomputed and never used; a cache that never answers costs a miss (or a
@@ -9,16 +10,18 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { edit, loadModel, MatteError, modelRegistry, removeBackground, type MatteCache, type MatteCacheOutcome } from '../../lib/index.js';
-import { modelPath } from '../../lib/models.js';
+import { edit, loadModel, MatteError, removeBackground, type MatteCache, type MatteCacheOutcome } from '../../lib/index.js';
+import type { ModelEntry } from '../../lib/models.js';
 import { LOOKUP_DEADLINE_MS, WRITE_DEADLINE_MS } from '../../lib/matte-cache.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { waitFor } from '../helpers/wait.js';
 import { fixture } from '../helpers/fixtures.js';
 import { decode, makeGif } from '../helpers/images.js';
+import { brightnessModel } from '../helpers/onnx.js';
 import { sleep } from '../helpers/server.js';
 
 let photo: Buffer;
+let model: ModelEntry & { path: string };
 let dir = '';
 scratchDir(test, 'matte-cache-lib-', (path) => (dir = path));
 
@@ -41,7 +44,8 @@ class MapCache implements MatteCache {
 }
 
 test.before(async () => {
-  await loadModel('u2netp');
+  model = await brightnessModel(dir, 'brightness', 64);
+  await loadModel('brightness', { entry: model, path: model.path });
   const lenna = await fixture('lenna.png');
   photo = (await edit(lenna, [{ resize: { width: 400 } }], { format: 'jpeg' })).data;
 });
@@ -221,25 +225,25 @@ test('removeBackground with timeout: 1, or an aborted signal, settles promptly w
 });
 
 test("the key covers the model entry's settings: the same file under other settings is another matte", async () => {
-  const u2netp = (await modelRegistry()).models.u2netp!;
+  const { path, ...entry } = model;
   const file = join(dir, 'shared.onnx');
-  await copyFile(modelPath('u2netp'), file);
+  await copyFile(path, file);
   const cache = new MapCache();
-  await loadModel('same-file', { entry: u2netp, path: file });
+  await loadModel('same-file', { entry, path: file });
   const first = await removeBackground(photo, { model: 'same-file', matteCache: cache });
   await cache.settled(1);
   // The same name and file, another post-processing (a custom entry changed, a rollout).
-  await loadModel('same-file', { entry: { ...u2netp, output: { ...u2netp.output, postprocess: 'clamp' } }, path: file });
+  await loadModel('same-file', { entry: { ...entry, output: { ...entry.output, postprocess: 'minmax' } }, path: file });
   const second = await removeBackground(photo, { model: 'same-file', matteCache: cache });
   await cache.settled(2);
   assert.equal(cache.outcomes, ['miss', 'stored', 'miss', 'stored']);
   assert.is(cache.entries.size, 2);
   assert.not.ok(second.data.equals(first.data), "the other settings' own matte");
   // Other normalisation: another key too; the same settings written in another key order: the same key.
-  await loadModel('same-file', { entry: { ...u2netp, input: { ...u2netp.input, mean: [0.5, 0.5, 0.5] } }, path: file });
+  await loadModel('same-file', { entry: { ...entry, input: { ...entry.input, mean: [0.5, 0.5, 0.5] } }, path: file });
   await removeBackground(photo, { model: 'same-file', matteCache: cache });
   assert.is(cache.outcomes.at(-1), 'miss');
-  const reordered = { ...u2netp, output: { postprocess: u2netp.output.postprocess, name: u2netp.output.name }, input: { std: u2netp.input.std, mean: u2netp.input.mean, divide: u2netp.input.divide, height: u2netp.input.height, width: u2netp.input.width } };
+  const reordered = { ...entry, output: { postprocess: entry.output.postprocess, name: entry.output.name }, input: { std: entry.input.std, mean: entry.input.mean, divide: entry.input.divide, height: entry.input.height, width: entry.input.width } };
   await loadModel('same-file', { entry: reordered, path: file });
   await removeBackground(photo, { model: 'same-file', matteCache: cache });
   assert.is(cache.outcomes.at(-1), 'hit');

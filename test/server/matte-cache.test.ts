@@ -1,6 +1,7 @@
 // run-tests: parallel
 // The server's matte cache on the disk store (server/matte-cache.ts, server/store/disk-entries.ts),
-// through the real server on loopback and u2netp: the second request for the same upload with
+// through the real server on loopback and a small model (test/helpers/onnx.ts: the matte is the
+// pixel's brightness; what the cache holds does not depend on which model made it): the second request for the same upload with
 // another output is a hit (counted in /metrics) with the pixels a computed matte gives; a corrupt
 // entry on disk is recomputed and replaced; MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size
 // bound evicts. And the review's attacks: a FIFO in place of an entry (a mount that stopped
@@ -9,20 +10,27 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { edit, modelRegistry } from '../../lib/index.js';
-import { modelPath } from '../../lib/models.js';
+import { edit } from '../../lib/index.js';
+import type { ModelEntry } from '../../lib/models.js';
 import { fixture } from '../helpers/fixtures.js';
+import { brightnessModelEnv } from '../helpers/onnx.js';
 import { get, post, scrapeMetrics, sleep, spawnServer, startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 let photo: Buffer;
+let scratch = '';
+let model: ModelEntry & { path: string };
+/** The servers' one model: the brightness graph. */
+let modelEnv: Record<string, string> = {};
 
 test.before(async () => {
   photo = (await edit(await fixture('lenna.png'), [{ resize: { width: 300 } }], { format: 'jpeg' })).data;
+  scratch = await tempDir('matte-cache-model-');
+  ({ entry: model, env: modelEnv } = await brightnessModelEnv(scratch));
 });
+test.after(() => rm(scratch, { recursive: true, force: true }));
 
 function count(metrics: string, outcome: string): number {
   return Number(new RegExp(`matte_matte_cache_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
@@ -48,8 +56,8 @@ const onWhite = (server: TestServer) =>
   post(server.url, '/images/edit', { input: photo, output: 'raw', format: 'png', operations: JSON.stringify([{ removeBackground: true }, { background: '#fff' }]) });
 
 test('on by default: a second request for the same image is a hit, with the same pixels', async () => {
-  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
-  const plain = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '0', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  const server = await startTestServer({ ...modelEnv, MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  const plain = await startTestServer({ ...modelEnv, MATTE_MATTE_CACHE_MAX_BYTES: '0', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     const first = await cutOut(server);
     assert.is(first.status, 200, first.body.toString());
@@ -71,7 +79,7 @@ test('on by default: a second request for the same image is a hit, with the same
 });
 
 test('a corrupt entry on disk is recomputed and replaced, never served', async () => {
-  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  const server = await startTestServer({ ...modelEnv, MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     const first = await cutOut(server);
     await settled(server, 1);
@@ -96,7 +104,7 @@ test('a corrupt entry on disk is recomputed and replaced, never served', async (
 });
 
 test('the size bound: an entry larger than the cache is dropped', async () => {
-  const server = await startTestServer({ MATTE_MATTE_CACHE_MAX_BYTES: '100', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
+  const server = await startTestServer({ ...modelEnv, MATTE_MATTE_CACHE_MAX_BYTES: '100', MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   try {
     assert.is((await cutOut(server)).status, 200);
     await settled(server, 1);
@@ -109,7 +117,7 @@ test('the size bound: an entry larger than the cache is dropped', async () => {
 });
 
 test('a FIFO in place of an entry (a mount that stopped answering): a miss, counted; the job, its slot and the next request are answered', async () => {
-  const server = await startTestServer({ MATTE_METRICS_ADDRESS: '127.0.0.1:0', MATTE_CONCURRENCY: '1' });
+  const server = await startTestServer({ ...modelEnv, MATTE_METRICS_ADDRESS: '127.0.0.1:0', MATTE_CONCURRENCY: '1' });
   try {
     const first = await cutOut(server);
     assert.is(first.status, 200);
@@ -141,11 +149,9 @@ test('a FIFO in place of an entry (a mount that stopped answering): a miss, coun
 
 test("two servers on one store, the same model file under other settings: each its own matte, never the other's", async () => {
   const shared = await tempDir('matte-shared-cache-');
-  const u2netp = (await modelRegistry()).models.u2netp!;
-  const sha256 = createHash('sha256').update(await readFile(modelPath('u2netp'))).digest('hex');
   const models = async (name: string, postprocess: string) => {
     const file = join(shared, `${name}.json`);
-    await writeFile(file, JSON.stringify({ models: { catalogue: { ...u2netp, sha256, path: modelPath('u2netp'), output: { ...u2netp.output, postprocess } } } }));
+    await writeFile(file, JSON.stringify({ models: { catalogue: { ...model, output: { ...model.output, postprocess } } } }));
     return file;
   };
   const env = (file: string) => ({ MATTE_API_KEYS: TEST_KEY, MATTE_RESULTS_DIR: join(shared, 'results'), MATTE_MODELS: 'catalogue', MATTE_MODELS_FILE: file, MATTE_MODELS_DIR: join(shared, 'none') });

@@ -7,13 +7,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import http from 'node:http';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { signUrl, type Operation } from '../../lib/index.js';
 import { signPath } from '../../lib/signed-url.js';
 import { ACCEPT_HEADERS } from '../helpers/accept-headers.js';
-import { brightnessModel } from '../helpers/onnx.js';
+import { brightnessModelEnv } from '../helpers/onnx.js';
 import { decode, formatOf, gifFrames, gradient, makeGif, makePng, pixel } from '../helpers/images.js';
 import { get, post, scrapeMetrics, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
@@ -41,9 +40,8 @@ test.before(async () => {
   base = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
   // The server's one model: a channel mean (the matte is the brightness), so the subject is known.
   scratch = await tempDir('matte-responsive-');
-  const entry = await brightnessModel(scratch, 'mean', 32);
-  await writeFile(join(scratch, 'models.json'), JSON.stringify({ models: { mean: entry } }));
-  const env = { MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', MATTE_MODELS: 'mean', MATTE_MODELS_FILE: join(scratch, 'models.json') };
+  const model = await brightnessModelEnv(scratch, 32);
+  const env = { MATTE_URL_SIGNING_KEYS: KEY, MATTE_ALLOW_PRIVATE_URLS: '1', MATTE_URL_PORTS: '*', ...model.env };
   server = await startTestServer({ ...env, MATTE_METRICS_ADDRESS: '127.0.0.1:0' });
   webpOnly = await startTestServer({ ...env, MATTE_AUTO_FORMATS: 'webp' });
 });
