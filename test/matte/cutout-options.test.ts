@@ -1,19 +1,26 @@
 // run-tests: parallel
-// removeBackground's `channels` and `trimMargin` through the library and the real addon with
-// u2netp: the mask is one band and is the cut-out's alpha; a margin gives the exact size, past the
+// removeBackground's `channels` and `trimMargin` through the library and the real addon with a
+// small model (test/helpers/onnx.ts: the matte is the pixel's brightness, so a white disc on black
+// is the subject, exactly; u2netp's own cut-outs are effect.test's): the mask is one band and is the cut-out's alpha; a margin gives the exact size, past the
 // image's edge with transparent pixels; bad values are invalid_option with their path.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadModel, removeBackground, MatteError } from '../../lib/index.js';
 import { decode, disc, formatOf } from '../helpers/images.js';
+import { brightnessModel } from '../helpers/onnx.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const RED = [220, 30, 30] as const, WHITE = [255, 255, 255] as const;
-const input = disc(320, 240, 70, [...RED], [...WHITE], { alpha: false });
+const WHITE = [255, 255, 255] as const, BLACK = [0, 0, 0] as const;
+const input = disc(320, 240, 70, [...WHITE], [...BLACK], { alpha: false });
 // A subject near the top-left corner: a margin passes the image's edge.
-const corner = disc(200, 160, 40, [...RED], [...WHITE], { alpha: false });
+const corner = disc(200, 160, 40, [...WHITE], [...BLACK], { alpha: false });
+
+let dir = '';
+scratchDir(test, 'matte-cutout-options-', (path) => (dir = path));
 
 test.before(async () => {
-  await loadModel('u2netp');
+  const model = await brightnessModel(dir, 'brightness', 64);
+  await loadModel('brightness', { entry: model, path: model.path });
 });
 
 const pngColourType = (png: Buffer) => png[25];
