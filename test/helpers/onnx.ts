@@ -121,7 +121,7 @@ export async function brightnessModel(dir: string, name: string, size = 16): Pro
  * `dir`, and the environment that makes a server load it, for tests where what is asserted does
  * not depend on which model made the matte.
  */
-export async function brightnessModelEnv(dir: string, size = 64): Promise<{ entry: ModelEntry & { path: string }; env: Record<string, string> }> {
+export async function brightnessModelEnv(dir: string, size = 64): Promise<{ entry: ModelEntry & { path: string }; env: { MATTE_MODELS: string; MATTE_MODELS_FILE: string } }> {
   const entry = await brightnessModel(dir, 'mean', size);
   const file = join(dir, 'models.json');
   await writeFile(file, JSON.stringify({ models: { mean: entry } }));

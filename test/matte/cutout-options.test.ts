@@ -1,8 +1,9 @@
 // run-tests: parallel
 // removeBackground's `channels` and `trimMargin` through the library and the real addon with a
 // small model (test/helpers/onnx.ts: the matte is the pixel's brightness, so a white disc on black
-// is the subject, exactly; u2netp's own cut-outs are effect.test's): the mask is one band and is the cut-out's alpha; a margin gives the exact size, past the
-// image's edge with transparent pixels; bad values are invalid_option with their path.
+// is the subject, exactly; u2netp's own cut-outs are effect.test's): the mask is one band and is
+// the cut-out's alpha; a margin gives the exact size, past the image's edge with transparent
+// pixels; bad values are invalid_option with their path.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadModel, removeBackground, MatteError } from '../../lib/index.js';

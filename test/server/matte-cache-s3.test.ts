@@ -1,8 +1,8 @@
 // run-tests: parallel
 // The matte cache on the S3 store (server/store/s3-entries.ts) against a real S3-protocol server
 // (s3rver on loopback), through the real server and a small model (test/helpers/onnx.ts: the matte
-// is the pixel's brightness; what the cache holds does not depend on which model made it): the entry is a marked object under
-// <prefix>matte-cache/, shared by every process on the bucket; a second request for the same image
+// is the pixel's brightness; what the cache holds does not depend on which model made it): the
+// entry is a marked object under <prefix>matte-cache/, shared by every process on the bucket; a second request for the same image
 // with another output is a hit (counted in /metrics) with the bytes of a computed matte; a corrupt
 // entry is recomputed and replaced; another application's object under an entry's name is never
 // served, replaced or deleted; an entry past MATTE_MATTE_CACHE_TTL_SECONDS is a miss and is swept;
@@ -11,7 +11,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { rm } from 'node:fs/promises';
 import { edit } from '../../lib/index.js';
 import { S3ResultStore } from '../../server/store/index.js';
 import type { S3Entries } from '../../server/store/s3-entries.js';
@@ -19,25 +18,25 @@ import { OBJECT_FLOOR_BYTES } from '../../server/store/common.js';
 import { fixture } from '../helpers/fixtures.js';
 import { brightnessModelEnv } from '../helpers/onnx.js';
 import { startStalledEndpoint, startTestS3, type TestS3 } from '../helpers/s3.js';
-import { post, scrapeMetrics, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { scratchDir } from '../helpers/scratch.js';
+import { post, scrapeMetrics, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const AREA = 'matte-cache/';
 let s3: TestS3;
 let photo: Buffer;
 let scratch = '';
+scratchDir(test, 'matte-cache-s3-model-', (path) => (scratch = path));
 /** The servers' one model: the brightness graph. */
 let modelEnv: Record<string, string> = {};
 
 test.before(async () => {
   s3 = await startTestS3();
   photo = (await edit(await fixture('lenna.png'), [{ resize: { width: 300 } }], { format: 'jpeg' })).data;
-  scratch = await tempDir('matte-cache-s3-model-');
   ({ env: modelEnv } = await brightnessModelEnv(scratch));
 });
 test.after(async () => {
   await s3?.close();
-  await rm(scratch, { recursive: true, force: true });
 });
 
 function count(metrics: string, outcome: string): number {

@@ -1,10 +1,10 @@
 // run-tests: parallel
 // The server's matte cache on the disk store (server/matte-cache.ts, server/store/disk-entries.ts),
 // through the real server on loopback and a small model (test/helpers/onnx.ts: the matte is the
-// pixel's brightness; what the cache holds does not depend on which model made it): the second request for the same upload with
-// another output is a hit (counted in /metrics) with the pixels a computed matte gives; a corrupt
-// entry on disk is recomputed and replaced; MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size
-// bound evicts. And the review's attacks: a FIFO in place of an entry (a mount that stopped
+// pixel's brightness; what the cache holds does not depend on which model made it): the second
+// request for the same upload with another output is a hit (counted in /metrics) with the pixels a
+// computed matte gives; a corrupt entry on disk is recomputed and replaced;
+// MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size bound evicts. And the review's attacks: a FIFO in place of an entry (a mount that stopped
 // answering) is a miss, never a stuck job or slot; two servers on one store whose model entries
 // differ (same file, other post-processing) never serve each other's mattes.
 import { test } from 'uvu';
@@ -16,21 +16,21 @@ import { edit } from '../../lib/index.js';
 import type { ModelEntry } from '../../lib/models.js';
 import { fixture } from '../helpers/fixtures.js';
 import { brightnessModelEnv } from '../helpers/onnx.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { get, post, scrapeMetrics, sleep, spawnServer, startTestServer, tempDir, TEST_KEY, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 let photo: Buffer;
 let scratch = '';
+scratchDir(test, 'matte-cache-model-', (path) => (scratch = path));
 let model: ModelEntry & { path: string };
 /** The servers' one model: the brightness graph. */
 let modelEnv: Record<string, string> = {};
 
 test.before(async () => {
   photo = (await edit(await fixture('lenna.png'), [{ resize: { width: 300 } }], { format: 'jpeg' })).data;
-  scratch = await tempDir('matte-cache-model-');
   ({ entry: model, env: modelEnv } = await brightnessModelEnv(scratch));
 });
-test.after(() => rm(scratch, { recursive: true, force: true }));
 
 function count(metrics: string, outcome: string): number {
   return Number(new RegExp(`matte_matte_cache_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);

@@ -4,10 +4,10 @@
 // is 400 invalid_field; `refine` in both endpoints; trim crops to the visible subject.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../server/config.js';
-import { brightnessModel } from '../helpers/onnx.js';
+import { brightnessModelEnv } from '../helpers/onnx.js';
 import { decode, makePng, pixel, solid } from '../helpers/images.js';
 import { get, post, startTestServer, tempDir, type Fields, type Reply, type TestServer } from '../helpers/server.js';
 
@@ -26,9 +26,8 @@ function assertError(reply: Reply, status: number, code: string, path: string): 
 
 test.before(async () => {
   scratch = await tempDir('matte-models-file-');
-  const entry = await brightnessModel(scratch, 'mean');
-  await writeFile(join(scratch, 'models.json'), JSON.stringify({ models: { mean: entry } }));
-  server = await startTestServer({ MATTE_MODELS: 'u2netp,mean', MATTE_MODELS_FILE: join(scratch, 'models.json') });
+  const { env } = await brightnessModelEnv(scratch, 16);
+  server = await startTestServer({ ...env, MATTE_MODELS: 'u2netp,mean' });
 });
 test.after(async () => {
   await server.close();

@@ -10,11 +10,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { signUrl } from '../../lib/index.js';
 import { decode, gradient } from '../helpers/images.js';
-import { brightnessModel } from '../helpers/onnx.js';
+import { brightnessModelEnv } from '../helpers/onnx.js';
 import { startOrigin, type Origin } from '../helpers/origin.js';
 import { startTestS3 } from '../helpers/s3.js';
 import { get, scrapeMetrics, spawnServer, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -178,11 +178,9 @@ test('processes sharing a results directory share the cache', async () => {
 
 test("a signed URL that names no model is cached per model: a server with another default runs its own job", async () => {
   const dir = await tempDir('matte-model-results-');
-  const entry = await brightnessModel(dir, 'mean');
-  const modelsFile = join(dir, 'models.json');
-  await writeFile(modelsFile, JSON.stringify({ models: { mean: entry } }));
-  const a = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'u2netp,mean', MATTE_MODELS_FILE: modelsFile }));
-  const b = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'mean,u2netp', MATTE_MODELS_FILE: modelsFile }));
+  const { MATTE_MODELS_FILE } = (await brightnessModelEnv(dir, 16)).env;
+  const a = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'u2netp,mean', MATTE_MODELS_FILE }));
+  const b = await startTestServer(env({ MATTE_RESULTS_DIR: dir, MATTE_MODELS: 'mean,u2netp', MATTE_MODELS_FILE }));
   try {
     const url = signUrl({ input: `${origin.url}/etag.png`, refine: false }, { key: KEY, format: 'png' });
     const first = await get(a.url, url);
