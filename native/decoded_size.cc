@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "sniff_heif.h"
+#include "steps/operations.h"
 
 #include <algorithm>
 #include <string>
@@ -15,8 +16,6 @@ namespace {
 // libtiff decode far more than the image holds.
 const uint64_t kTileGrid = 16;
 const uint64_t kLargestOrdinaryTile = 1024;
-
-std::string size_text(uint64_t width, uint64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 
 uint64_t round_up(uint64_t value, uint64_t step) { return step ? (value + step - 1) / step * step : value; }
 

@@ -28,7 +28,7 @@ using Compile = int (*)(void *);
 using Free = void (*)(void *);
 Compile real_compile = nullptr;
 Free real_free = nullptr;
-bool guarded = false;
+bool orc_guarded = false;
 
 int locked_compile(void *program) {
   std::lock_guard<std::mutex> lock(orc_mutex);
@@ -54,12 +54,12 @@ bool install() {
 
 bool guard_libvips_orc() {
   static const bool result = [] {
-    guarded = install();
-    return guarded;
+    orc_guarded = install();
+    return orc_guarded;
   }();
   return result;
 }
 
-bool libvips_orc_guarded() { return guarded; }
+bool libvips_orc_guarded() { return orc_guarded; }
 
 }  // namespace matte

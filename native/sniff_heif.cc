@@ -35,14 +35,14 @@ struct Reader {
   size_t left() const { return pos < size ? size - pos : 0; }
 };
 
-struct Box {
+struct HeifBox {
   char type[4];
   size_t start, end;  // the payload
 };
 
 // The boxes in [begin, end): each as {type, payload}; stops at the first malformed one.
-std::vector<Box> boxes(const uint8_t *data, size_t begin, size_t end) {
-  std::vector<Box> out;
+std::vector<HeifBox> boxes(const uint8_t *data, size_t begin, size_t end) {
+  std::vector<HeifBox> out;
   size_t pos = begin;
   while (pos + 8 <= end) {
     uint64_t length = (uint64_t(data[pos]) << 24) | (data[pos + 1] << 16) | (data[pos + 2] << 8) | data[pos + 3];
@@ -56,7 +56,7 @@ std::vector<Box> boxes(const uint8_t *data, size_t begin, size_t end) {
       length = end - pos;
     }
     if (length < header || length > end - pos) break;
-    Box box;
+    HeifBox box;
     std::memcpy(box.type, data + pos + 4, 4);
     box.start = pos + header;
     box.end = pos + size_t(length);
@@ -66,22 +66,22 @@ std::vector<Box> boxes(const uint8_t *data, size_t begin, size_t end) {
   return out;
 }
 
-bool is(const Box &box, const char *type) { return std::memcmp(box.type, type, 4) == 0; }
+bool is(const HeifBox &box, const char *type) { return std::memcmp(box.type, type, 4) == 0; }
 
-const Box *find(const std::vector<Box> &list, const char *type) {
-  for (const Box &box : list)
+const HeifBox *find(const std::vector<HeifBox> &list, const char *type) {
+  for (const HeifBox &box : list)
     if (is(box, type)) return &box;
   return nullptr;
 }
 
-using Size = std::pair<uint64_t, uint64_t>;
+using HeifSize = std::pair<uint64_t, uint64_t>;
 
 // What the parameter sets of one item (AV1 sequence headers, HEVC SPSs) declare, over all of them.
 struct CodedSizes {
   bool any = false, unreadable = false, mixed = false;
-  Size picture{0, 0};  // what the decoder outputs (for HEVC, inside the conformance window)
-  Size coded{0, 0};    // the largest picture it allocates
-  void add(std::optional<Size> out, std::optional<Size> allocated) {
+  HeifSize picture{0, 0};  // what the decoder outputs (for HEVC, inside the conformance window)
+  HeifSize coded{0, 0};    // the largest picture it allocates
+  void add(std::optional<HeifSize> out, std::optional<HeifSize> allocated) {
     if (!out || !allocated) {
       unreadable = true;
       return;
@@ -105,7 +105,7 @@ uint64_t leb128(Reader &r) {
 }
 
 // max_frame_width/height of an AV1 sequence header OBU's payload (AV1 spec 5.5.1).
-std::optional<Size> sequence_header_size(const uint8_t *data, size_t size) {
+std::optional<HeifSize> sequence_header_size(const uint8_t *data, size_t size) {
   Bits b{data, size};
   b.read(3);  // seq_profile
   b.read(1);  // still_picture
@@ -138,7 +138,7 @@ std::optional<Size> sequence_header_size(const uint8_t *data, size_t size) {
   int width_bits = int(b.read(4)) + 1, height_bits = int(b.read(4)) + 1;
   uint64_t width = b.read(width_bits) + 1, height = b.read(height_bits) + 1;
   if (b.bad) return std::nullopt;
-  return Size{width, height};
+  return HeifSize{width, height};
 }
 
 // Every sequence header among the OBUs in [data, data + size), the stream libheif hands the AV1
@@ -164,7 +164,7 @@ void add_sps(const uint8_t *nal, size_t size, CodedSizes &sizes) {
   if (!is_hevc_base_sps(nal, size)) return;
   std::optional<HevcPictureSize> sps = hevc_sps_size(nal, size);
   if (!sps) return sizes.add(std::nullopt, std::nullopt);
-  sizes.add(Size{sps->width, sps->height}, Size{sps->coded_width, sps->coded_height});
+  sizes.add(HeifSize{sps->width, sps->height}, HeifSize{sps->coded_width, sps->coded_height});
 }
 
 // Every SPS in an hvcC (HEVCDecoderConfigurationRecord: 22 bytes, then arrays of NAL units).
@@ -213,7 +213,7 @@ Span join(const std::vector<Span> &spans, std::vector<uint8_t> &joined) {
 // crops the padding with the conformance window.
 const uint64_t kLargestHevcBlock = 64;
 
-HeifFrames judge(Codec codec, const CodedSizes &sizes, const Size &declared) {
+HeifFrames judge(Codec codec, const CodedSizes &sizes, const HeifSize &declared) {
   if (sizes.unreadable) return HeifFrames::Unreadable;
   if (!sizes.any) return HeifFrames::Match;  // no parameter set: the decoder decodes nothing
   if (sizes.mixed || sizes.picture != declared) return HeifFrames::SizeDiffers;
@@ -226,19 +226,19 @@ HeifFrames judge(Codec codec, const CodedSizes &sizes, const Size &declared) {
 }  // namespace
 
 HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
-  std::vector<Box> top = boxes(data, 0, size);
-  const Box *meta = find(top, "meta");
+  std::vector<HeifBox> top = boxes(data, 0, size);
+  const HeifBox *meta = find(top, "meta");
   if (!meta || meta->end - meta->start < 4) return HeifFrames::Match;
-  std::vector<Box> inside = boxes(data, meta->start + 4, meta->end);  // after the full box's version/flags
+  std::vector<HeifBox> inside = boxes(data, meta->start + 4, meta->end);  // after the full box's version/flags
 
   // Item types (iinf / infe version 2 or 3).
   std::map<uint32_t, Codec> codec;
-  if (const Box *iinf = find(inside, "iinf")) {
+  if (const HeifBox *iinf = find(inside, "iinf")) {
     Reader r(data + iinf->start, iinf->end - iinf->start);
     int version = int(r.read(1));
     r.read(3);
     r.read(version == 0 ? 2 : 4);  // entry_count
-    for (const Box &infe : boxes(data, iinf->start + r.pos, iinf->end)) {
+    for (const HeifBox &infe : boxes(data, iinf->start + r.pos, iinf->end)) {
       if (!is(infe, "infe")) continue;
       Reader e(data + infe.start, infe.end - infe.start);
       int infe_version = int(e.read(1));
@@ -254,14 +254,14 @@ HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
 
   // Properties (ipco) and which item has which (ipma): each item's ispe (an item with two that
   // differ is ambiguous) and its codec configuration (the first hvcC or av1C, as libheif takes it).
-  std::map<uint32_t, Size> declared;
+  std::map<uint32_t, HeifSize> declared;
   std::set<uint32_t> ambiguous;
-  std::map<uint32_t, const Box *> hvcC, av1C;
-  std::vector<Box> properties;
-  if (const Box *iprp = find(inside, "iprp")) {
-    std::vector<Box> parts = boxes(data, iprp->start, iprp->end);
-    if (const Box *ipco = find(parts, "ipco")) properties = boxes(data, ipco->start, ipco->end);
-    for (const Box &ipma : parts) {
+  std::map<uint32_t, const HeifBox *> hvcC, av1C;
+  std::vector<HeifBox> properties;
+  if (const HeifBox *iprp = find(inside, "iprp")) {
+    std::vector<HeifBox> parts = boxes(data, iprp->start, iprp->end);
+    if (const HeifBox *ipco = find(parts, "ipco")) properties = boxes(data, ipco->start, ipco->end);
+    for (const HeifBox &ipma : parts) {
       if (!is(ipma, "ipma")) continue;
       Reader r(data + ipma.start, ipma.end - ipma.start);
       int version = int(r.read(1));
@@ -273,7 +273,7 @@ HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
         for (uint64_t j = 0; j < associations && !r.bad; j++) {
           uint64_t index = (flags & 1) ? r.read(2) & 0x7FFF : r.read(1) & 0x7F;
           if (index == 0 || index > properties.size()) continue;
-          const Box &property = properties[index - 1];
+          const HeifBox &property = properties[index - 1];
           if (is(property, "hvcC") && !hvcC.count(id)) hvcC[id] = &property;
           if (is(property, "av1C") && !av1C.count(id)) av1C[id] = &property;
           if (!is(property, "ispe")) continue;
@@ -281,7 +281,7 @@ HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
           p.read(4);
           uint64_t width = p.read(4), height = p.read(4);
           if (p.bad) continue;
-          if (declared.count(id) && declared[id] != Size{width, height}) ambiguous.insert(id);
+          if (declared.count(id) && declared[id] != HeifSize{width, height}) ambiguous.insert(id);
           declared[id] = {width, height};
         }
       }
@@ -289,9 +289,9 @@ HeifFrames heif_frames_check(const uint8_t *data, size_t size) {
   }
 
   // Each item's data (iloc): extents in the file (construction method 0) or in idat (1).
-  const Box *iloc = find(inside, "iloc");
+  const HeifBox *iloc = find(inside, "iloc");
   if (!iloc) return HeifFrames::Match;
-  const Box *idat = find(inside, "idat");
+  const HeifBox *idat = find(inside, "idat");
   // The bytes read for the items judged: in any file an encoder writes, items do not share data,
   // so more than the file's size can only be extents repeated to make this check slow.
   size_t budget = size;

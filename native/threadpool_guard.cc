@@ -26,7 +26,7 @@ namespace {
 using ThreadpoolRun = int (*)(VipsImage *, VipsThreadStartFn, VipsThreadpoolAllocateFn, VipsThreadpoolWorkFn,
                               VipsThreadpoolProgressFn, void *);
 ThreadpoolRun real_run = nullptr;
-bool guarded = false;
+bool threadpool_guarded = false;
 
 // One run's callbacks and client data, and whether anything has failed.
 struct Callbacks {
@@ -81,12 +81,12 @@ int guarded_run(VipsImage *image, VipsThreadStartFn start, VipsThreadpoolAllocat
 bool guard_libvips_threadpool() {
   static const bool result = [] {
     real_run = reinterpret_cast<ThreadpoolRun>(libvips_binding("vips_threadpool_run"));
-    guarded = real_run && redirect_libvips_calls("vips_threadpool_run", reinterpret_cast<void *>(&guarded_run)) > 0;
-    return guarded;
+    threadpool_guarded = real_run && redirect_libvips_calls("vips_threadpool_run", reinterpret_cast<void *>(&guarded_run)) > 0;
+    return threadpool_guarded;
   }();
   return result;
 }
 
-bool libvips_threadpool_guarded() { return guarded; }
+bool libvips_threadpool_guarded() { return threadpool_guarded; }
 
 }  // namespace matte

@@ -32,7 +32,7 @@ namespace {
 // heifsave's defaults in libvips 8.14: effort 4, chroma "420" (subsample "auto" chooses 4:4:4 only
 // from Q 90). The quality is the job's, on libheif's scale as heifsave's Q (bounds.h kAvifQuality
 // by default).
-const int kSpeed = 9 - 4;
+const int kAvifSpeed = 9 - 4;
 const char *kChroma = "420";
 // libheif's aom plugin accepts 1..16 threads.
 const int kMinThreads = 2, kMaxThreads = 16;
@@ -44,7 +44,7 @@ struct Releaser {
   }
 };
 using Context = std::unique_ptr<heif_context, Releaser<heif_context, &LibHeif::context_free>>;
-using Encoder = std::unique_ptr<heif_encoder, Releaser<heif_encoder, &LibHeif::encoder_release>>;
+using HeifEncoder = std::unique_ptr<heif_encoder, Releaser<heif_encoder, &LibHeif::encoder_release>>;
 using Image = std::unique_ptr<heif_image, Releaser<heif_image, &LibHeif::image_release>>;
 using Handle = std::unique_ptr<heif_image_handle, Releaser<heif_image_handle, &LibHeif::image_handle_release>>;
 using Options = std::unique_ptr<heif_encoding_options, Releaser<heif_encoding_options, &LibHeif::encoding_options_free>>;
@@ -81,13 +81,13 @@ VImage rgb8(VImage image) {
   return image;
 }
 
-struct Output {
+struct HeifOutput {
   void *data = nullptr;
   size_t size = 0;
 };
 
 heif_error write_output(heif_context *, const void *data, size_t size, void *user) {
-  auto *out = static_cast<Output *>(user);
+  auto *out = static_cast<HeifOutput *>(user);
   // heif_context_write hands over the whole file in one call.
   out->data = g_malloc(size);
   std::memcpy(out->data, data, size);
@@ -107,10 +107,10 @@ void encode_avif(const VImage &input, int quality, void **data, size_t *size) {
   if (!context) throw Error("internal", "AVIF encoding failed: no libheif context");
   heif_encoder *raw_encoder = nullptr;
   check(heif.context_get_encoder_for_format(context.get(), heif_compression_AV1, &raw_encoder), "AV1 encoder");
-  Encoder encoder(raw_encoder);
+  HeifEncoder encoder(raw_encoder);
   check(heif.encoder_set_lossy_quality(encoder.get(), quality), "quality");
   check(heif.encoder_set_lossless(encoder.get(), 0), "lossless");
-  check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "speed", kSpeed), "speed");
+  check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "speed", kAvifSpeed), "speed");
   check_parameter(heif.encoder_set_parameter_string(encoder.get(), "chroma", kChroma), "chroma");
   const int threads = std::clamp(vips_concurrency_get(), kMinThreads, kMaxThreads);
   check_parameter(heif.encoder_set_parameter_integer(encoder.get(), "threads", threads), "threads");
@@ -137,7 +137,7 @@ void encode_avif(const VImage &input, int quality, void **data, size_t *size) {
   Handle handle(raw_handle);
   picture.reset();
 
-  Output out;
+  HeifOutput out;
   heif_writer writer{};
   writer.writer_api_version = 1;
   writer.write = write_output;

@@ -44,7 +44,7 @@ namespace {
 
 // gifsave's defaults in libvips 8.14 (native/save.cc never passed others).
 const int kMaxColours = 255;  // bitdepth 8, one index kept for transparency
-const int kSpeed = 11 - 7;    // effort 7
+const int kQuantizerSpeed = 11 - 7;  // effort 7
 const float kDither = 1.0f;
 const double kInterpaletteMaxError = 3.0;
 const int kAlphaThreshold = 128;
@@ -105,7 +105,7 @@ class GifWriter {
     if (!attr_) throw Error("internal", "libimagequant could not start");
     liq_set_max_colors(attr_.get(), kMaxColours);
     liq_set_quality(attr_.get(), 0, 100);
-    liq_set_speed(attr_.get(), kSpeed);
+    liq_set_speed(attr_.get(), kQuantizerSpeed);
     liq_attr_set_progress_callback(attr_.get(), keep_going, budget_);
     previous_.assign(4 * pixels_, 0);
     index_.assign(pixels_, 0);

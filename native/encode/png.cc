@@ -67,12 +67,12 @@ void put32(uint8_t *p, uint32_t v) {
 
 // The encoded file, in a g_malloc'ed buffer (the addon hands it to JS and frees it with g_free).
 // g_realloc of a large block remaps its pages rather than copying them.
-class Output {
+class PngOutput {
  public:
-  Output() = default;
-  Output(const Output &) = delete;
-  Output &operator=(const Output &) = delete;
-  ~Output() { g_free(data_); }
+  PngOutput() = default;
+  PngOutput(const PngOutput &) = delete;
+  PngOutput &operator=(const PngOutput &) = delete;
+  ~PngOutput() { g_free(data_); }
 
   // Room for the whole file at once, only the pages written become resident: a buffer grown step
   // by step is copied at each step, and glibc keeps the freed steps in its heap.
@@ -210,9 +210,9 @@ class Deflater {
   uint8_t junk_[1 << 16];
 };
 
-class Encoder {
+class PngEncoder {
  public:
-  Encoder(const VImage &image, const PngOptions &options)
+  PngEncoder(const VImage &image, const PngOptions &options)
       : image_(image.get_image()), width_(image.width()), height_(image.height()), bands_(image.bands()) {
     row_bytes_ = 1 + size_t(width_) * size_t(bands_);
     size_t stripe_bytes = options.stripe_bytes ? options.stripe_bytes : kStripeBytes;
@@ -223,7 +223,7 @@ class Encoder {
     max_in_flight_ = size_t(threads_) * 2;
   }
 
-  ~Encoder() { stop_workers(); }
+  ~PngEncoder() { stop_workers(); }
 
   void encode(void **data, size_t *size) {
     write_header();
@@ -276,7 +276,7 @@ class Encoder {
 
   // libvips' sink: called on one thread, with consecutive strips of whole rows, top to bottom.
   static int write_rows(VipsRegion *region, VipsRect *area, void *self) {
-    return static_cast<Encoder *>(self)->take(region, *area) ? 0 : -1;
+    return static_cast<PngEncoder *>(self)->take(region, *area) ? 0 : -1;
   }
 
   bool take(VipsRegion *region, const VipsRect &area) {
@@ -438,7 +438,7 @@ class Encoder {
   std::string failure_;
   std::vector<std::thread> workers_;
   uint32_t adler_ = 1;
-  Output out_;
+  PngOutput out_;
 };
 
 }  // namespace
@@ -457,7 +457,7 @@ bool png_encodable(const VImage &image) {
 }
 
 void encode_png(const VImage &image, void **data, size_t *size, const PngOptions &options) {
-  Encoder(image, options).encode(data, size);
+  PngEncoder(image, options).encode(data, size);
 }
 
 }  // namespace matte

@@ -19,7 +19,7 @@ namespace {
 constexpr int kSums = 8;
 // Rows a band of the per-pixel pass: each band also reads `narrow` rows above and below it, which
 // larger bands share among more rows of their own.
-constexpr int kBandRows = 64;
+constexpr int kForegroundBandRows = 64;
 
 struct Grid {
   int w = 0, h = 0, s = 1;
@@ -315,7 +315,7 @@ void estimate_foreground(const uint8_t *rgb, const uint8_t *alpha, int W, int H,
   };
 
   const int n = p.narrow;
-  for_bands(H, kBandRows, [&](int y0, int y1) {
+  for_bands(H, kForegroundBandRows, [&](int y0, int y1) {
     // Runs of 0 and of 255 are written as they are found; the partial pixels are kept for after.
     // A transparent pixel's colour is its cell's mean subject colour: a row of cells' colours is
     // laid out pixel by pixel once, then copied run by run.

@@ -19,12 +19,12 @@ namespace {
 // Rows a band: small enough that the threads share the work evenly although it gathers along the
 // subject's outline, and that a stopped job stops soon; large enough that taking a band (an
 // atomic increment and a clock read) costs nothing beside it (a 12 MP image: ~190 bands).
-constexpr int kBandRows = 16;
+constexpr int kRefineBandRows = 16;
 
 }  // namespace
 
 void for_row_bands(int rows, const std::function<void(int, int)> &body, Budget *budget) {
-  for_bands(rows, kBandRows, body, budget);
+  for_bands(rows, kRefineBandRows, body, budget);
 }
 
 void for_bands(int count, int per_band, const std::function<void(int, int)> &body, Budget *budget) {

@@ -41,7 +41,7 @@ struct Table {
 
 // One axis: for each output sample the input index of its first tap (before the edge is repeated)
 // and its four coefficients.
-struct Axis {
+struct EnlargeAxis {
   int in_size = 0, out_size = 0;
   std::vector<int> first;
   std::vector<std::array<int, 4>> taps;
@@ -57,9 +57,9 @@ struct Axis {
 // the whole matrix): output o samples input (inverse x o + 0.5) + 1 in its space of an input
 // embedded by two pixels, the interpolator's window one more to the left and up; the table entry
 // is that position rounded to 1/64, as vips_interpolate_bicubic_interpolate rounds it.
-Axis plan_axis(int in_size, int out_size, double inverse) {
+EnlargeAxis plan_axis(int in_size, int out_size, double inverse) {
   static const Table table;
-  Axis axis;
+  EnlargeAxis axis;
   axis.in_size = in_size;
   axis.out_size = out_size;
   axis.first.resize(out_size);
@@ -74,7 +74,7 @@ Axis plan_axis(int in_size, int out_size, double inverse) {
 }
 
 struct Enlargement {
-  Axis across, down;
+  EnlargeAxis across, down;
 };
 
 inline int16_t sample(const uint8_t *p, const std::array<int, 4> &k) {

@@ -46,7 +46,7 @@ void lanczos3_mask(std::vector<double> &c, double shrink, double x) {
 // One axis of a reduction: for each output sample, the input index of its first tap (before the
 // edge is repeated) and its taps' coefficients, as pairs of int16 for the vector loops (an odd
 // mask gets a last tap of 0).
-struct Axis {
+struct ReduceAxis {
   int in_size = 0, out_size = 0, n = 0, pairs = 0;
   std::vector<int> first;
   std::vector<int32_t> coefficients;  // `pairs` a sample: low 16 bits tap 2j, high 16 bits tap 2j + 1
@@ -61,8 +61,8 @@ struct Axis {
 // reducev/reduceh's build in libvips 8.14 for `shrink` (>= 1, after its box pre-shrink, of which
 // `extra` is the output's overhang in input pixels): the mask size, the offset that centres the
 // samples, and the table entry each sample takes.
-Axis plan_axis(int in_size, int out_size, double shrink, double extra) {
-  Axis axis;
+ReduceAxis plan_axis(int in_size, int out_size, double shrink, double extra) {
+  ReduceAxis axis;
   axis.in_size = in_size;
   axis.out_size = out_size;
   axis.n = int(2 * std::rint(3 * shrink) + 1);
@@ -243,7 +243,7 @@ void reduce_pixels(const uint8_t *row, const int *offsets, const int32_t *coeffi
 
 int generate_vertical(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   auto *ir = static_cast<VipsRegion *>(seq);
-  const Axis &axis = *static_cast<const Axis *>(b);
+  const ReduceAxis &axis = *static_cast<const ReduceAxis *>(b);
   const VipsRect &r = out->valid;
   int lo, hi;
   axis.span(r.top, r.top + r.height, lo, hi);
@@ -263,7 +263,7 @@ int generate_vertical(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
 
 int generate_horizontal(VipsRegion *out, void *seq, void *, void *b, gboolean *) {
   auto *ir = static_cast<VipsRegion *>(seq);
-  const Axis &axis = *static_cast<const Axis *>(b);
+  const ReduceAxis &axis = *static_cast<const ReduceAxis *>(b);
   const VipsRect &r = out->valid;
   int lo, hi;
   axis.span(r.left, r.left + r.width, lo, hi);
@@ -287,11 +287,11 @@ int generate_horizontal(VipsRegion *out, void *seq, void *, void *b, gboolean *)
 }
 
 // One axis as a lazy libvips image over `in` (as vips_reducev_raw builds its output).
-VImage reduce_axis(const VImage &in, Axis axis, bool vertical) {
+VImage reduce_axis(const VImage &in, ReduceAxis axis, bool vertical) {
   VipsImage *source = in.get_image();
   VipsImage *out = vips_image_new();
-  auto *state = new Axis(std::move(axis));
-  g_object_set_data_full(G_OBJECT(out), "matte-reduce-axis", state, [](gpointer p) { delete static_cast<Axis *>(p); });
+  auto *state = new ReduceAxis(std::move(axis));
+  g_object_set_data_full(G_OBJECT(out), "matte-reduce-axis", state, [](gpointer p) { delete static_cast<ReduceAxis *>(p); });
   g_object_ref(source);
   g_object_set_data_full(G_OBJECT(out), "matte-reduce-input", source, g_object_unref);
   if (vips_image_pipelinev(out, VIPS_DEMAND_STYLE_THINSTRIP, source, nullptr)) {
