@@ -35,7 +35,8 @@
       # the addons' entries (native/addon.cc, native/probes/).
       "target_name": "matte_core",
       "type": "static_library",
-      "sources": ["<!@(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc native/resample/*.cc | grep -v '^native/addon.cc$')"],
+      # In files of eight, as CMake's UNITY_BUILD makes them (scripts/unity-sources.cjs).
+      "sources": ["<!@(node scripts/unity-sources.cjs build/unity 8 $(ls native/*.cc native/steps/*.cc native/matte/*.cc native/encode/*.cc native/resample/*.cc | grep -v '^native/addon.cc$'))"],
       "include_dirs": ["<@(matte_include_dirs)"],
       "defines": ["<@(matte_defines)"],
       "cflags_cc": ["<@(matte_cflags_cc)"],
