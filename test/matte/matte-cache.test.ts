@@ -2,10 +2,11 @@
 // The library's matte cache (lib/matte-cache.ts) with a cache of its own (a Map), through the real
 // addon and a small model (test/helpers/onnx.ts: the matte is the pixel's brightness; what the
 // cache holds and keys does not depend on which model made the matte): the second job on the same
-// image is served the matte (a hit) and gives the same pixels as computing it; what the key holds decides what is shared (the model's entry
-// settings included); a corrupt, truncated or foreign entry, an answer that is not bytes, or a
-// cache that throws, is recomputed and never used; a cache that never answers costs a miss (or a
-// dropped write), and the job's timeout and signal stop a job waiting on one.
+// image is served the matte (a hit) and gives the same pixels as computing it; what the key holds
+// decides what is shared (the model's entry settings included); a corrupt, truncated or foreign
+// entry, an answer that is not bytes, or a cache that throws, is recomputed and never used; a cache
+// that never answers costs a miss (or a dropped write), and the job's timeout and signal stop a job
+// waiting on one.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { copyFile } from 'node:fs/promises';

@@ -2,12 +2,12 @@
 // The matte cache on the S3 store (server/store/s3-entries.ts) against a real S3-protocol server
 // (s3rver on loopback), through the real server and a small model (test/helpers/onnx.ts: the matte
 // is the pixel's brightness; what the cache holds does not depend on which model made it): the
-// entry is a marked object under <prefix>matte-cache/, shared by every process on the bucket; a second request for the same image
-// with another output is a hit (counted in /metrics) with the bytes of a computed matte; a corrupt
-// entry is recomputed and replaced; another application's object under an entry's name is never
-// served, replaced or deleted; an entry past MATTE_MATTE_CACHE_TTL_SECONDS is a miss and is swept;
-// the size bound evicts the least recently written; a store that stalls costs a miss, never the
-// request.
+// entry is a marked object under <prefix>matte-cache/, shared by every process on the bucket; a
+// second request for the same image with another output is a hit (counted in /metrics) with the
+// bytes of a computed matte; a corrupt entry is recomputed and replaced; another application's
+// object under an entry's name is never served, replaced or deleted; an entry past
+// MATTE_MATTE_CACHE_TTL_SECONDS is a miss and is swept; the size bound evicts the least recently
+// written; a store that stalls costs a miss, never the request.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';

@@ -4,9 +4,10 @@
 // pixel's brightness; what the cache holds does not depend on which model made it): the second
 // request for the same upload with another output is a hit (counted in /metrics) with the pixels a
 // computed matte gives; a corrupt entry on disk is recomputed and replaced;
-// MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size bound evicts. And the review's attacks: a FIFO in place of an entry (a mount that stopped
-// answering) is a miss, never a stuck job or slot; two servers on one store whose model entries
-// differ (same file, other post-processing) never serve each other's mattes.
+// MATTE_MATTE_CACHE_MAX_BYTES=0 turns it off; the size bound evicts. And the review's attacks: a
+// FIFO in place of an entry (a mount that stopped answering) is a miss, never a stuck job or slot;
+// two servers on one store whose model entries differ (same file, other post-processing) never
+// serve each other's mattes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
