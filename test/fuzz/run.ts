@@ -3,9 +3,11 @@
 //
 //   npm run fuzz                      # 10 minutes, a random seed
 //   npm run fuzz -- --seconds 90 --seed 1234
+//   npm run fuzz -- --batches 14 --workers 2 --seed 1234   # the same cases on any machine
 //
-// Batches run one after another, each in its own child process (test/fuzz/worker.ts): a crash or
-// a sanitizer report ends the batch, not the fuzzer, and the case in flight is saved. Every case
+// Each batch runs in its own child process (test/fuzz/worker.ts), --workers of them at a time
+// (one case runs on little more than a core): a crash or a sanitizer report ends the batch, not
+// the fuzzer, and the case in flight is saved. Every case
 // must end in a result or a typed MatteError within the deadline; a case that breaks this (a
 // crash, a hang, an untyped or `internal` error) is written to test/fuzz/crashers/ as <id>.bin (the
 // input) + <id>.json (the rest of the case and what went wrong), which crashers.test.ts replays on
@@ -27,6 +29,9 @@ const workerPath = fileURLToPath(new URL('./worker.js', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     seconds: { type: 'string', default: '600' },
+    // At most this many batches (with a seed, the same cases whatever the machine's speed).
+    batches: { type: 'string', default: String(Number.MAX_SAFE_INTEGER) },
+    workers: { type: 'string', default: '1' },
     seed: { type: 'string' },
     batch: { type: 'string', default: '250' },
     // The job budget handed to the library; the fuzzer's own deadline is well beyond it.
@@ -39,6 +44,8 @@ const { values: args } = parseArgs({
 const underAsan = /libasan/.test(process.env.LD_PRELOAD ?? '');
 const seconds = Number(args.seconds);
 const batchSize = Number(args.batch);
+const maxBatches = Number(args.batches);
+const workers = Math.max(1, Number(args.workers) || 1);
 const timeoutMs = Number(args['timeout-ms']);
 // A case past this is a hang: the budget, plus room for a shared machine (and ASan's slowdown).
 const deadlineMs = (timeoutMs + 20_000) * (underAsan ? 3 : 1);
@@ -81,14 +88,15 @@ function save(finding: Finding): void {
   console.log(`  saved as ${join(args.out!, name)}.{bin,json}`);
 }
 
-function runBatch(config: BatchConfig): Promise<void> {
+function runBatch(config: BatchConfig, index: number): Promise<void> {
   return new Promise((resolve) => {
+    const reportDir = sanitizerDir(index);
     const child = fork(workerPath, [JSON.stringify(config)], {
       execArgv: ['--expose-gc'],
       serialization: 'advanced', // cases hold Buffers, NaN and undefined
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Fewer glibc arenas: RSS then follows what is allocated rather than how many threads did it.
-      env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+      env: { ...process.env, ...sanitizerEnv(reportDir), MALLOC_ARENA_MAX: '2' },
     });
     let current: FuzzCase | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -126,7 +134,7 @@ function runBatch(config: BatchConfig): Promise<void> {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       stats.batches++;
-      output += sanitizerLogs();
+      output += sanitizerLogs(reportDir);
       const report = SANITIZER_REPORT.exec(output);
       if (hung) save({ reason: `hang: no outcome within ${deadlineMs} ms`, fuzzCase: current });
       else if (report) save({ reason: `sanitizer: ${report[0]}`, fuzzCase: current, detail: output.slice(Math.max(0, report.index - 200)) });
@@ -136,15 +144,29 @@ function runBatch(config: BatchConfig): Promise<void> {
   });
 }
 
-/** Reports the sanitizers wrote to files (scripts/asan-env.sh sets log_path), removed once read. */
-function sanitizerLogs(): string {
-  const dir = process.env.MATTE_SANITIZER_LOG_DIR;
+// The sanitizers' report files (scripts/asan-env.sh sets log_path): each batch writes into a
+// directory of its own, so that a report is charged to the batch that made it while another runs.
+const sanitizerRoot = process.env.MATTE_SANITIZER_LOG_DIR;
+
+function sanitizerDir(index: number): string | undefined {
+  if (!sanitizerRoot) return undefined;
+  const dir = join(sanitizerRoot, `fuzz-batch-${index}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function sanitizerEnv(dir: string | undefined): NodeJS.ProcessEnv {
+  if (!dir || !sanitizerRoot) return {};
+  const moved = (options: string | undefined) => options?.replaceAll(`log_path=${sanitizerRoot}/`, `log_path=${dir}/`);
+  return { MATTE_SANITIZER_LOG_DIR: dir, ASAN_OPTIONS: moved(process.env.ASAN_OPTIONS), UBSAN_OPTIONS: moved(process.env.UBSAN_OPTIONS) };
+}
+
+/** The reports of one batch, read and removed. */
+function sanitizerLogs(dir: string | undefined): string {
   if (!dir) return '';
   let text = '';
-  for (const name of readdirSync(dir)) {
-    text += readFileSync(join(dir, name), 'utf8');
-    rmSync(join(dir, name));
-  }
+  for (const name of readdirSync(dir)) text += readFileSync(join(dir, name), 'utf8');
+  rmSync(dir, { recursive: true, force: true });
   return text;
 }
 
@@ -160,12 +182,19 @@ function checkMemory(m: MemoryReport): void {
 }
 
 const started = Date.now();
-console.log(`fuzz: seed ${runSeed}, ${seconds} s, batches of ${batchSize}, budget ${timeoutMs} ms, deadline ${deadlineMs} ms${underAsan ? ', under ASan' : ''}`);
-for (let b = 0; Date.now() - started < seconds * 1000; b++) {
-  // Each batch its own PRNG seed, derived from the run's: one batch can be re-run alone.
-  await runBatch({ rngSeed: (runSeed + b * 0x9e3779b9) >>> 0, iterations: batchSize, timeoutMs });
-  if (stats.findings.length > maxFindings) break;
-}
+const most = maxBatches < Number.MAX_SAFE_INTEGER ? `at most ${maxBatches} batches, ` : '';
+console.log(`fuzz: seed ${runSeed}, ${most}${seconds} s, batches of ${batchSize}, ${workers} at a time, budget ${timeoutMs} ms, deadline ${deadlineMs} ms${underAsan ? ', under ASan' : ''}`);
+let nextBatch = 0;
+const more = () => nextBatch < maxBatches && Date.now() - started < seconds * 1000 && stats.findings.length <= maxFindings;
+await Promise.all(
+  Array.from({ length: workers }, async () => {
+    while (more()) {
+      // Each batch its own PRNG seed, derived from the run's: one batch can be re-run alone.
+      const b = nextBatch++;
+      await runBatch({ rngSeed: (runSeed + b * 0x9e3779b9) >>> 0, iterations: batchSize, timeoutMs }, b);
+    }
+  }),
+);
 
 const elapsed = (Date.now() - started) / 1000;
 const labels = [...stats.labels.entries()].sort((a, b) => b[1] - a[1]).map(([l, n]) => `${l} ${n}`).join(', ');
