@@ -3,17 +3,17 @@
 //
 //   npm run fuzz                      # 10 minutes, a random seed
 //   npm run fuzz -- --seconds 90 --seed 1234
-//   npm run fuzz -- --batches 14 --workers 2 --seed 1234   # the same cases on any machine
+//   npm run fuzz -- --batches 13 --workers 2 --seed 1234   # the same cases on any machine
 //
 // Each batch runs in its own child process (test/fuzz/worker.ts), --workers of them at a time
 // (one case runs on little more than a core): a crash or a sanitizer report ends the batch, not
-// the fuzzer, and the case in flight is saved. Every case
-// must end in a result or a typed MatteError within the deadline; a case that breaks this (a
-// crash, a hang, an untyped or `internal` error) is written to test/fuzz/crashers/ as <id>.bin (the
-// input) + <id>.json (the rest of the case and what went wrong), which crashers.test.ts replays on
-// every test run. Each batch also checks for leaks: libvips' live objects and tracked memory return
-// to their warm values, and RSS stays within a bound (not under ASan, whose quarantine holds
-// freed memory on purpose). Exits non-zero on any finding.
+// the fuzzer, and the case in flight is saved. Every case must end in a result or a typed
+// MatteError within the deadline; a case that breaks this (a crash, a hang, an untyped or
+// `internal` error) is written to test/fuzz/crashers/ as <id>.bin (the input) + <id>.json (the
+// rest of the case and what went wrong), which crashers.test.ts replays on every test run. Each
+// batch also checks for leaks: libvips' live objects and tracked memory return to their warm
+// values, and RSS stays within a bound (not under ASan, whose quarantine holds freed memory on
+// purpose). Exits non-zero on any finding.
 import { fork } from 'node:child_process';
 import { createHash, randomInt } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
