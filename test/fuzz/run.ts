@@ -90,13 +90,13 @@ function save(finding: Finding): void {
 
 function runBatch(config: BatchConfig, index: number): Promise<void> {
   return new Promise((resolve) => {
-    const reportDir = sanitizerDir(index);
+    const reports = batchReports(index);
     const child = fork(workerPath, [JSON.stringify(config)], {
       execArgv: ['--expose-gc'],
       serialization: 'advanced', // cases hold Buffers, NaN and undefined
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Fewer glibc arenas: RSS then follows what is allocated rather than how many threads did it.
-      env: { ...process.env, ...sanitizerEnv(reportDir), MALLOC_ARENA_MAX: '2' },
+      env: { ...process.env, ...reports.env, MALLOC_ARENA_MAX: '2' },
     });
     let current: FuzzCase | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -134,7 +134,7 @@ function runBatch(config: BatchConfig, index: number): Promise<void> {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       stats.batches++;
-      output += sanitizerLogs(reportDir);
+      output += sanitizerLogs(reports.dir);
       const report = SANITIZER_REPORT.exec(output);
       if (hung) save({ reason: `hang: no outcome within ${deadlineMs} ms`, fuzzCase: current });
       else if (report) save({ reason: `sanitizer: ${report[0]}`, fuzzCase: current, detail: output.slice(Math.max(0, report.index - 200)) });
@@ -148,17 +148,13 @@ function runBatch(config: BatchConfig, index: number): Promise<void> {
 // directory of its own, so that a report is charged to the batch that made it while another runs.
 const sanitizerRoot = process.env.MATTE_SANITIZER_LOG_DIR;
 
-function sanitizerDir(index: number): string | undefined {
-  if (!sanitizerRoot) return undefined;
+/** Batch `index`'s report directory (made) and the environment that points the sanitizers there. */
+function batchReports(index: number): { dir?: string; env: NodeJS.ProcessEnv } {
+  if (!sanitizerRoot) return { env: {} };
   const dir = join(sanitizerRoot, `fuzz-batch-${index}`);
   mkdirSync(dir, { recursive: true });
-  return dir;
-}
-
-function sanitizerEnv(dir: string | undefined): NodeJS.ProcessEnv {
-  if (!dir || !sanitizerRoot) return {};
   const moved = (options: string | undefined) => options?.replaceAll(`log_path=${sanitizerRoot}/`, `log_path=${dir}/`);
-  return { MATTE_SANITIZER_LOG_DIR: dir, ASAN_OPTIONS: moved(process.env.ASAN_OPTIONS), UBSAN_OPTIONS: moved(process.env.UBSAN_OPTIONS) };
+  return { dir, env: { MATTE_SANITIZER_LOG_DIR: dir, ASAN_OPTIONS: moved(process.env.ASAN_OPTIONS), UBSAN_OPTIONS: moved(process.env.UBSAN_OPTIONS) } };
 }
 
 /** The reports of one batch, read and removed. */
