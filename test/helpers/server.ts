@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { startServer, type RunningServer } from '../../server/app.js';
 import { loadConfig, type Config } from '../../server/config.js';
+import { instrumentationEnv } from './uninstrumented-env.js';
 import { waitFor } from './wait.js';
 
 export const TEST_KEY = 'test-key-0123456789abcdef';
@@ -148,7 +149,7 @@ export interface ChildServer {
 export function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ChildServer> {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env },
+    env: { ...instrumentationEnv(), PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

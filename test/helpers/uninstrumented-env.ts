@@ -11,3 +11,14 @@ export function uninstrumentedEnv(): Record<string, string> {
     ),
   );
 }
+
+// The other way round: a matte child started with an environment of its own (a server given only
+// PATH, HOME and its settings) still gets what the test run instruments matte with: under
+// test:asan the ASan runtime, its options, the sanitizer build (MATTE_ADDON_PATH) and the report
+// directory; in the normal pass the preload that records which files load the addon. Without them
+// the ASan pass ran such servers on the plain build and checked nothing in them.
+const INSTRUMENTATION = ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'MATTE_ADDON_PATH', 'MATTE_SANITIZER_LOG_DIR', 'NODE_OPTIONS', 'MATTE_TEST_ADDON_RECORD'];
+
+export function instrumentationEnv(): Record<string, string> {
+  return Object.fromEntries(INSTRUMENTATION.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+}
