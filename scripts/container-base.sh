@@ -33,12 +33,17 @@ case "$arch" in
   *) echo "container-base: unknown architecture $arch" >&2; exit 2 ;;
 esac
 say() { printf 'matte container-base: %s\n' "$*" >&2; }
-podman() { sh scripts/podman.sh "$@"; }
+podman() { sh scripts/podman.sh "$@" 9>&-; }
 
 ca_bundle=/etc/ssl/certs/ca-certificates.crt
 recipe=$(cat scripts/container-base.sh "$ca_bundle" | sha256sum | cut -c1-16)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/matte/container"
 saved="$cache/node-20-bookworm-slim-$arch-$recipe.tar"
+# One run at a time: .ci/run makes the base images beside the suite, and the image test runs this
+# too, which then waits here and finds them made. podman is not left holding the lock.
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
 
 current=$(podman image inspect --format '{{index .Labels "org.matte.test-base"}}' "$tag" 2>/dev/null || true)
 join_architectures() {
