@@ -26,6 +26,10 @@ command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
 [ -z "$missing" ] || sh scripts/apt-install.sh "matte setup-arm64" $missing
 
 mkdir -p "$dir"
+# One run at a time: .ci/run runs this beside the suite, and the tests that use what it makes wait
+# for this lock (test/helpers/arm64-setup.ts).
+exec 9>"$dir/.lock"
+flock 9
 if [ "$(cat "$dir/sysroot/.matte-packages" 2>/dev/null)" != "$packages" ]; then
   say "extracting an arm64 sysroot ($packages) into $dir/sysroot"
   rm -rf "$dir/sysroot"

@@ -12,17 +12,17 @@ import * as assert from 'uvu/assert';
 import { execFile, spawnSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { edit, removeBackground } from '../../lib/index.js';
 import { modelsDir } from '../../lib/models-dir.js';
+import { ARM64_DIR, waitForArm64Setup } from '../helpers/arm64-setup.js';
 import { decode, disc } from '../helpers/images.js';
 
 const execFileAsync = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ARM64_DIR = process.env.MATTE_ARM64_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'matte', 'arm64');
 const SYSROOT = join(ARM64_DIR, 'sysroot');
 const ARM64_NODE = join(ARM64_DIR, 'node', 'bin', 'node');
 const QEMU = '/usr/bin/qemu-aarch64-static';
@@ -42,6 +42,7 @@ function skipReason(): string | undefined {
   // The arm64 package has no sanitizer build and this test runs no x64 native code worth checking
   // again, so the ASan pass would repeat the normal pass's minutes for nothing.
   if (process.env.MATTE_SANITIZER_LOG_DIR) return 'the ASan pass would repeat the normal pass (the arm64 addon is not instrumented)';
+  waitForArm64Setup();
   const missing = [QEMU, join(SYSROOT, 'usr/lib/aarch64-linux-gnu/libvips.so.42'), ARM64_NODE, join(ROOT, 'build-arm64/Release/matte.node')].filter((p) => !existsSync(p));
   if (missing.length) return `no arm64 tools (${missing.join(', ')}): sh scripts/setup-arm64.sh installs them`;
   // The guest's /proc/cpuinfo is bind-mounted in a mount namespace of its own: root's right.

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { waitForArm64Setup } from '../helpers/arm64-setup.js';
 import { decode, disc, pixel } from '../helpers/images.js';
 
 const execFileAsync = promisify(execFile);
@@ -65,6 +66,7 @@ test.before(async () => {
   env = { HOME: process.env.HOME, PATH: bin, XDG_CACHE_HOME: join(scratch, 'cache'), npm_config_update_notifier: 'false' };
 
   const pack = join(scratch, 'pack');
+  waitForArm64Setup();
   await execFileAsync(process.execPath, [join(ROOT, 'scripts/pack.mjs'), '--out', pack, '--no-build'], { cwd: ROOT, timeout: 300_000 });
   tarballs = (await readdir(pack)).filter((f) => f.endsWith('.tgz')).map((f) => join(pack, f));
   // The platform packages as optional dependencies, from their tarballs: npm keeps the one whose
