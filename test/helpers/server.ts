@@ -145,11 +145,19 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
+/**
+ * The environment of a server started as a process: only PATH, HOME and the given settings, so that
+ * nothing of the developer's MATTE_* leaks in, plus what the test run instruments matte with.
+ */
+export function serverProcessEnv(settings: Record<string, string>): Record<string, string> {
+  return { ...instrumentationEnv(), PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...settings };
+}
+
 /** Runs `node [nodeArgs] dist/server/main.js` with the given environment and waits for its "listening" line. */
 export function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ChildServer> {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { ...instrumentationEnv(), PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env },
+    env: serverProcessEnv({ PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

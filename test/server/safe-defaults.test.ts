@@ -14,8 +14,7 @@ import { startServer } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { gradient } from '../helpers/images.js';
 import { captureLog } from '../helpers/log.js';
-import { get, post, rawRequest, sleep, startTestServer, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
-import { instrumentationEnv } from '../helpers/uninstrumented-env.js';
+import { get, post, rawRequest, serverProcessEnv, sleep, startTestServer, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const png = gradient(16, 16);
@@ -25,7 +24,7 @@ test('no MATTE_API_KEYS: the generated key is printed on stderr, never on stdout
   const dir = await tempDir('matte-results-');
   const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { ...instrumentationEnv(), PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'info', MATTE_METRICS_ADDRESS: 'off', MATTE_RESULTS_DIR: dir, UV_THREADPOOL_SIZE: '4' },
+    env: serverProcessEnv({ PORT: '0', HOST: '127.0.0.1', MATTE_LOG_LEVEL: 'info', MATTE_METRICS_ADDRESS: 'off', MATTE_RESULTS_DIR: dir, UV_THREADPOOL_SIZE: '4' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rm, writeFile } from 'node:fs/promises';
 import { gradient } from '../helpers/images.js';
-import { sleep, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
-import { instrumentationEnv } from '../helpers/uninstrumented-env.js';
+import { serverProcessEnv, sleep, statusOf, tempDir, TEST_KEY } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -31,7 +30,7 @@ test('SIGTERM during start-up: a request already being served still gets its ans
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist/server/main.js')], {
     cwd: root,
-    env: { ...instrumentationEnv(), PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: String(port), HOST: '127.0.0.1', MATTE_API_KEYS: TEST_KEY, MATTE_MODELS_DIR: models, MATTE_RESULTS_DIR: results, MATTE_CONCURRENCY: '1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off' },
+    env: serverProcessEnv({ PORT: String(port), HOST: '127.0.0.1', MATTE_API_KEYS: TEST_KEY, MATTE_MODELS_DIR: models, MATTE_RESULTS_DIR: results, MATTE_CONCURRENCY: '1', MATTE_LOG_LEVEL: 'warn', MATTE_METRICS_ADDRESS: 'off' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
