@@ -29,6 +29,12 @@ const HEALTH_MS = 2000;
 
 /** Where a body refused as met stops until the answer: the faults all begin in its first bytes. */
 const HOLD = 1 * MIB;
+/**
+ * A bound on the server's peak memory in MiB. In the ASan pass the server's allocator holds what
+ * it frees (ASan's quarantine) instead of reusing it, so the peak also counts the copies a body
+ * already dropped: the bound is looser there by that much, still far below what the attacks took.
+ */
+const peakBound = (mib: number) => mib + (process.env.MATTE_SANITIZER_LOG_DIR ? 64 : 0);
 
 let dir: string;
 let server: ChildServer;
@@ -77,7 +83,7 @@ test('{"tag":[{},{},...]} as large as a body may be, three at once on /v1.0/impr
     assert.ok(reply.bytesBeforeAnswer <= HOLD, `answered after ${reply.bytesBeforeAnswer} bytes`);
   }
   assert.ok(healthMs < HEALTH_MS, `/healthz took ${healthMs.toFixed(0)} ms during the attack`);
-  assert.ok(peakMiB < 64, `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
+  assert.ok(peakMiB < peakBound(64), `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
 });
 
 test('the same on /v1.0/removebg, and url-encoded a&a&a...: refused at the first unknown name', async () => {
@@ -90,7 +96,7 @@ test('the same on /v1.0/removebg, and url-encoded a&a&a...: refused at the first
   }
   for (const { healthMs, peakMiB } of [json, form]) {
     assert.ok(healthMs < HEALTH_MS, `/healthz took ${healthMs.toFixed(0)} ms`);
-    assert.ok(peakMiB < 64, `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
+    assert.ok(peakMiB < peakBound(64), `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
   }
 });
 
@@ -111,7 +117,7 @@ test('repeated, surplus and long fields: a duplicate key, a 25 MiB text field, a
     assert.match(replies[0]!.json().errors[0].detail, detail, `${type} ${what}`);
     assert.ok(replies[0]!.bytesBeforeAnswer <= HOLD, `${type} ${what}: answered after ${replies[0]!.bytesBeforeAnswer} bytes`);
     assert.ok(healthMs < HEALTH_MS, `${type} ${what}: /healthz took ${healthMs.toFixed(0)} ms`);
-    assert.ok(peakMiB < 64, `${type} ${what}: peak memory grew by ${peakMiB.toFixed(0)} MiB`);
+    assert.ok(peakMiB < peakBound(64), `${type} ${what}: peak memory grew by ${peakMiB.toFixed(0)} MiB`);
   }
 });
 
@@ -123,7 +129,7 @@ test('multipart: a 25 MiB text field that is not image_file_b64 is refused (mult
   assertRefused(replies[0]!, 'invalid_parameter');
   assert.match(replies[0]!.json().errors[0].detail, /tag is longer than 65536 bytes/);
   assert.ok(healthMs < HEALTH_MS, `/healthz took ${healthMs.toFixed(0)} ms`);
-  assert.ok(peakMiB < (4 * LARGE) / MIB, `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
+  assert.ok(peakMiB < peakBound((4 * LARGE) / MIB), `peak memory grew by ${peakMiB.toFixed(0)} MiB`);
 });
 
 test('a body that must be read whole (whitespace, or base64 that is not an image): linear, at most twice its size in memory, no stall', async () => {
@@ -136,7 +142,7 @@ test('a body that must be read whole (whitespace, or base64 that is not an image
   for (const reply of b64.replies) assertRefused(reply, 'failed_to_read_image');
   for (const [what, { healthMs, peakMiB }] of [['whitespace', blank], ['base64', b64]] as const) {
     assert.ok(healthMs < HEALTH_MS, `${what}: /healthz took ${healthMs.toFixed(0)} ms`);
-    assert.ok(peakMiB < (2 * 2 * LARGE) / MIB, `${what}: peak memory grew by ${peakMiB.toFixed(0)} MiB for two bodies of ${(LARGE / MIB).toFixed(0)} MiB`);
+    assert.ok(peakMiB < peakBound((2 * 2 * LARGE) / MIB), `${what}: peak memory grew by ${peakMiB.toFixed(0)} MiB for two bodies of ${(LARGE / MIB).toFixed(0)} MiB`);
   }
 });
 
